@@ -21,6 +21,10 @@ void KGraphDialect::initialize() {
 #define GET_OP_LIST
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kgraph/Dialect/KGraph/IR/KGraphAttrs.cpp.inc"
+      >();
 }
 
 /// Folds produce splat constants (e.g. x - x); they are materialized as

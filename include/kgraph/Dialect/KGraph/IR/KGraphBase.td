@@ -26,7 +26,7 @@ def KGraph_Dialect : Dialect {
     `kgraph.compare` produces `i1`, which `kgraph.select` consumes.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
 }
 

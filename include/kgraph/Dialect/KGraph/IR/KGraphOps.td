@@ -12,5 +12,6 @@ include "kgraph/Dialect/KGraph/IR/KGraphAttrs.td"
 include "kgraph/Dialect/KGraph/IR/KGraphElementwiseOps.td"
 include "kgraph/Dialect/KGraph/IR/KGraphStructuredOps.td"
 include "kgraph/Dialect/KGraph/IR/KGraphDataMovementOps.td"
+include "kgraph/Dialect/KGraph/IR/KGraphRegionOps.td"
 
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHOPS_TD

@@ -1,0 +1,51 @@
+//===- RegionOps.cpp - kgraph.fused and kgraph.yield ----------------------===//
+
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+YieldOp FusedOp::getYield() {
+  return llvm::cast<YieldOp>(getBody().front().getTerminator());
+}
+
+LogicalResult FusedOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << block.getNumArguments() << " arguments but the op has "
+           << getInputs().size() << " inputs";
+  for (auto [i, arg, input] :
+       llvm::enumerate(block.getArguments(), getInputs())) {
+    if (arg.getType() != input.getType())
+      return emitOpError("body argument #")
+             << i << " has type " << arg.getType() << " but input #" << i
+             << " has type " << input.getType();
+  }
+  auto yield = llvm::dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with kgraph.yield");
+  if (yield.getValues().size() != getNumResults())
+    return emitOpError("yields ")
+           << yield.getValues().size() << " values but the op has "
+           << getNumResults() << " results";
+  for (auto [i, value, result] :
+       llvm::enumerate(yield.getValues(), getResults())) {
+    if (value.getType() != result.getType())
+      return emitOpError("yielded value #")
+             << i << " has type " << value.getType() << " but result #" << i
+             << " has type " << result.getType();
+  }
+  for (Operation &op : block.without_terminator()) {
+    if (llvm::isa<FusedOp>(op))
+      return op.emitOpError("cannot be nested in another kgraph.fused");
+    if (!llvm::isa<KGraphDialect>(op.getDialect()) &&
+        !llvm::isa<arith::ConstantOp>(op))
+      return emitOpError("body may only hold kgraph ops and arith.constant, "
+                         "found '")
+             << op.getName() << "'";
+  }
+  return success();
+}
