@@ -1,0 +1,205 @@
+"""A thin ctypes binding of the CUDA driver API (libcuda.so.1).
+
+Only what the runtime needs: init, primary contexts (shared with torch),
+modules, launches, memory and stream synchronization. Every call's CUresult
+is checked; a failure raises :class:`CudaError` with the cuGetErrorName text.
+"""
+
+import ctypes
+import os
+import threading
+
+from .errors import CudaError, NoGPUError
+
+CUDA_SUCCESS = 0
+#: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+#: Dynamic shared memory a kernel may use without opting in.
+DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
+
+DEFAULT_LIBCUDA = "libcuda.so.1"
+
+_c = ctypes
+_P = _c.c_void_p
+_PP = _c.POINTER(_c.c_void_p)
+
+# name -> (symbol in libcuda, argtypes)
+_SIGNATURES = {
+    "cuInit": ("cuInit", [_c.c_uint]),
+    "cuGetErrorName": ("cuGetErrorName", [_c.c_int, _c.POINTER(_c.c_char_p)]),
+    "cuGetErrorString": ("cuGetErrorString", [_c.c_int, _c.POINTER(_c.c_char_p)]),
+    "cuDeviceGetCount": ("cuDeviceGetCount", [_c.POINTER(_c.c_int)]),
+    "cuDeviceGet": ("cuDeviceGet", [_c.POINTER(_c.c_int), _c.c_int]),
+    "cuDeviceGetName": ("cuDeviceGetName", [_c.c_char_p, _c.c_int, _c.c_int]),
+    "cuDevicePrimaryCtxRetain": ("cuDevicePrimaryCtxRetain", [_PP, _c.c_int]),
+    "cuCtxSetCurrent": ("cuCtxSetCurrent", [_P]),
+    "cuModuleLoadData": ("cuModuleLoadData", [_PP, _c.c_char_p]),
+    "cuModuleGetFunction": ("cuModuleGetFunction", [_PP, _P, _c.c_char_p]),
+    "cuFuncSetAttribute": ("cuFuncSetAttribute", [_P, _c.c_int, _c.c_int]),
+    "cuLaunchKernel": ("cuLaunchKernel", [
+        _P, _c.c_uint, _c.c_uint, _c.c_uint, _c.c_uint, _c.c_uint, _c.c_uint,
+        _c.c_uint, _P, _PP, _PP]),
+    "cuMemAlloc": ("cuMemAlloc_v2", [_c.POINTER(_c.c_uint64), _c.c_size_t]),
+    "cuMemFree": ("cuMemFree_v2", [_c.c_uint64]),
+    "cuMemcpyHtoD": ("cuMemcpyHtoD_v2", [_c.c_uint64, _P, _c.c_size_t]),
+    "cuMemcpyDtoH": ("cuMemcpyDtoH_v2", [_P, _c.c_uint64, _c.c_size_t]),
+    "cuMemsetD8": ("cuMemsetD8_v2", [_c.c_uint64, _c.c_ubyte, _c.c_size_t]),
+    "cuStreamSynchronize": ("cuStreamSynchronize", [_P]),
+}
+
+
+class Driver:
+    """The loaded driver library, initialized (cuInit) and with device count > 0.
+
+    Construct it through :func:`get_driver`, which caches one instance per
+    library name. Raises :class:`NoGPUError` when the library is missing or no
+    device can be used.
+    """
+
+    def __init__(self, libname: str = DEFAULT_LIBCUDA):
+        self.libname = libname
+        try:
+            lib = ctypes.CDLL(libname)
+        except OSError as e:
+            raise NoGPUError(f"no CUDA GPU available: cannot load {libname} "
+                             f"(is an NVIDIA driver installed?): {e}") from e
+        self._lib = lib
+        self._fns = {}
+        for name, (symbol, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(lib, symbol)
+            except AttributeError as e:
+                raise NoGPUError(f"no CUDA GPU available: {libname} has no "
+                                 f"symbol {symbol}") from e
+            fn.argtypes = argtypes
+            fn.restype = ctypes.c_int
+            self._fns[name] = fn
+        rc = self._fns["cuInit"](0)
+        if rc != CUDA_SUCCESS:
+            raise NoGPUError(f"no CUDA GPU available: cuInit failed: "
+                             f"{self.error_name(rc)} ({rc})")
+        count = ctypes.c_int(0)
+        self.check("cuDeviceGetCount", ctypes.byref(count))
+        if count.value <= 0:
+            raise NoGPUError("no CUDA GPU available: cuDeviceGetCount "
+                             "returned 0 devices")
+        self.device_count = count.value
+        self._contexts = {}
+        self._lock = threading.Lock()
+
+    def error_name(self, rc: int) -> str:
+        name = ctypes.c_char_p()
+        if self._fns["cuGetErrorName"](rc, ctypes.byref(name)) != CUDA_SUCCESS \
+                or not name.value:
+            return "CUDA_ERROR_UNKNOWN_CODE"
+        return name.value.decode()
+
+    def error_string(self, rc: int) -> str:
+        text = ctypes.c_char_p()
+        if self._fns["cuGetErrorString"](rc, ctypes.byref(text)) != CUDA_SUCCESS \
+                or not text.value:
+            return ""
+        return text.value.decode()
+
+    def check(self, name: str, *args, detail: str = ""):
+        """Call driver function ``name``; raise CudaError unless it succeeds."""
+        rc = self._fns[name](*args)
+        if rc != CUDA_SUCCESS:
+            extra = self.error_string(rc)
+            if detail:
+                extra = f"{extra}; {detail}" if extra else detail
+            raise CudaError(name, rc, self.error_name(rc), extra)
+
+    # --- contexts -------------------------------------------------------------
+
+    def set_device(self, ordinal: int):
+        """Make ``ordinal``'s primary context current (the one torch uses)."""
+        if not 0 <= ordinal < self.device_count:
+            raise NoGPUError(f"no CUDA GPU available: device {ordinal} requested "
+                             f"but only {self.device_count} present")
+        with self._lock:
+            ctx = self._contexts.get(ordinal)
+            if ctx is None:
+                dev = ctypes.c_int()
+                self.check("cuDeviceGet", ctypes.byref(dev), ordinal)
+                ctx = ctypes.c_void_p()
+                self.check("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), dev)
+                self._contexts[ordinal] = ctx
+        self.check("cuCtxSetCurrent", ctx)
+
+    def device_name(self, ordinal: int) -> str:
+        dev = ctypes.c_int()
+        self.check("cuDeviceGet", ctypes.byref(dev), ordinal)
+        buf = ctypes.create_string_buffer(256)
+        self.check("cuDeviceGetName", buf, 256, dev)
+        return buf.value.decode()
+
+    # --- modules and launches -------------------------------------------------
+
+    def load_module(self, image: bytes, what: str = "PTX module"):
+        """Load a NUL-terminated PTX image into the current context."""
+        if not image.endswith(b"\0"):
+            image += b"\0"
+        module = ctypes.c_void_p()
+        self.check("cuModuleLoadData", ctypes.byref(module), image,
+                   detail=f"while loading {what}")
+        return module
+
+    def get_function(self, module, name: str):
+        fn = ctypes.c_void_p()
+        self.check("cuModuleGetFunction", ctypes.byref(fn), module,
+                   name.encode(), detail=f"kernel '{name}'")
+        return fn
+
+    def set_max_dynamic_smem(self, function, nbytes: int):
+        self.check("cuFuncSetAttribute", function,
+                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+
+    def launch(self, function, grid, block, shared_bytes, stream, params,
+               name: str = ""):
+        """Launch with ``params``: a ctypes ``void*`` array, one per parameter."""
+        self.check("cuLaunchKernel", function, grid[0], grid[1], grid[2],
+                   block[0], block[1], block[2], shared_bytes, stream, params,
+                   None, detail=f"kernel '{name}'" if name else "")
+
+    def synchronize(self, stream):
+        self.check("cuStreamSynchronize", stream)
+
+    # --- memory ---------------------------------------------------------------
+
+    def mem_alloc(self, nbytes: int) -> int:
+        ptr = ctypes.c_uint64()
+        # cuMemAlloc rejects 0 bytes; a zero-size buffer still needs an address.
+        self.check("cuMemAlloc", ctypes.byref(ptr), max(nbytes, 1))
+        return ptr.value
+
+    def mem_free(self, ptr: int):
+        self.check("cuMemFree", ptr)
+
+    def memcpy_htod(self, dst: int, src_host_ptr: int, nbytes: int):
+        if nbytes:
+            self.check("cuMemcpyHtoD", dst, src_host_ptr, nbytes)
+
+    def memcpy_dtoh(self, dst_host_ptr: int, src: int, nbytes: int):
+        if nbytes:
+            self.check("cuMemcpyDtoH", dst_host_ptr, src, nbytes)
+
+    def memset_d8(self, dst: int, value: int, nbytes: int):
+        if nbytes:
+            self.check("cuMemsetD8", dst, value, nbytes)
+
+
+_drivers = {}
+_drivers_lock = threading.Lock()
+
+
+def get_driver(libname: str = None) -> Driver:
+    """The process-wide :class:`Driver` for ``libname`` (default: the
+    ``KGRAPH_LIBCUDA`` environment variable, else libcuda.so.1)."""
+    libname = libname or os.environ.get("KGRAPH_LIBCUDA") or DEFAULT_LIBCUDA
+    with _drivers_lock:
+        drv = _drivers.get(libname)
+        if drv is None:
+            drv = Driver(libname)
+            _drivers[libname] = drv
+        return drv

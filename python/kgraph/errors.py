@@ -1,0 +1,58 @@
+"""Exceptions raised by the kgraph runtime.
+
+Every error the runtime raises on purpose is a :class:`KGraphError`. The
+subclasses that describe a bad call also derive from the matching builtin
+(``TypeError`` for a wrong argument count or dtype, ``ValueError`` for a wrong
+shape or layout), so generic handlers keep working.
+"""
+
+
+class KGraphError(Exception):
+    """Base class of every error the kgraph runtime raises."""
+
+
+class PlanError(KGraphError):
+    """The launch plan is malformed, of an unknown format or version, or names
+    a PTX file that does not exist."""
+
+
+class NoGPUError(KGraphError):
+    """No usable CUDA GPU: libcuda could not be loaded, cuInit failed, or the
+    machine has no device."""
+
+
+class CudaError(KGraphError):
+    """A CUDA driver call returned an error code.
+
+    Attributes:
+        call: the driver function that failed (e.g. ``cuLaunchKernel``).
+        code: the numeric ``CUresult``.
+        name: the ``cuGetErrorName`` text (e.g. ``CUDA_ERROR_INVALID_VALUE``).
+    """
+
+    def __init__(self, call, code, name, detail=""):
+        self.call = call
+        self.code = code
+        self.name = name
+        msg = f"{call} failed: {name} ({code})"
+        if detail:
+            msg += f": {detail}"
+        super().__init__(msg)
+
+
+class ArgumentCountError(KGraphError, TypeError):
+    """The number of inputs or outputs does not match the plan."""
+
+
+class ShapeError(KGraphError, ValueError):
+    """An input or output has a different shape than the plan says."""
+
+
+class DTypeError(KGraphError, TypeError):
+    """An input or output has a different element type than the plan says, or
+    an unsupported array type (e.g. numpy for a bf16 buffer)."""
+
+
+class LayoutError(KGraphError, ValueError):
+    """A preallocated output is not contiguous, not 16-byte aligned, or not
+    writeable, or tensors live on different devices."""

@@ -1,0 +1,270 @@
+"""Parsing and validation of kgraph launch plans (docs/launch-plan.md).
+
+A plan is checked completely when it is loaded, so a malformed plan fails with
+a :class:`PlanError` that names the offending field (``buffers[2].dtype``)
+before anything touches a GPU.
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from .errors import PlanError
+
+PLAN_FORMAT = "kgraph-launch-plan"
+#: Plan versions this runtime understands.
+SUPPORTED_VERSIONS = (1,)
+
+#: Element size in bytes of every plan dtype (i1 is stored one byte per element).
+DTYPE_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4, "i1": 1}
+BUFFER_KINDS = ("input", "output", "intermediate")
+SCALAR_TYPES = ("i32", "i64", "f32")
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One device buffer of the plan."""
+
+    id: int
+    kind: str
+    index: Optional[int]
+    shape: Tuple[int, ...]
+    dtype: str
+    bytes: int
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def describe(self) -> str:
+        return f"{self.dtype}{list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel parameter: a buffer's device address or a scalar by value."""
+
+    kind: str  # "buffer" or "scalar"
+    buffer: Optional[int] = None
+    type: Optional[str] = None
+    value: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel launch of the plan."""
+
+    name: str
+    grid: Tuple[int, int, int]
+    block: Tuple[int, int, int]
+    shared_bytes: int
+    args: Tuple[ArgSpec, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated launch plan.
+
+    ``inputs`` and ``outputs`` are the input/output buffers ordered by their
+    ``index``; ``ptx_path`` is absolute.
+    """
+
+    path: str
+    version: int
+    target: str
+    ptx_path: str
+    function: str
+    buffers: Tuple[BufferSpec, ...]
+    kernels: Tuple[KernelSpec, ...]
+    inputs: Tuple[BufferSpec, ...]
+    outputs: Tuple[BufferSpec, ...]
+    intermediates: Tuple[BufferSpec, ...]
+
+    def buffer(self, buffer_id: int) -> BufferSpec:
+        return self._by_id()[buffer_id]
+
+    def _by_id(self):
+        return {b.id: b for b in self.buffers}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class _Checker:
+    """Helpers that raise a PlanError naming the plan file and field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, msg: str):
+        prefix = f"{self.source}: " if self.source else ""
+        raise PlanError(f"{prefix}{where}: {msg}" if where else f"{prefix}{msg}")
+
+    def field(self, obj: dict, key: str, where: str):
+        if not isinstance(obj, dict):
+            self.fail(where, f"expected an object, got {type(obj).__name__}")
+        if key not in obj:
+            self.fail(where, f"missing field '{key}'")
+        return obj[key]
+
+    def int_field(self, obj, key, where, minimum=0):
+        v = self.field(obj, key, where)
+        if not _is_int(v) or v < minimum:
+            self.fail(f"{where}.{key}" if where else key,
+                      f"expected an integer >= {minimum}, got {v!r}")
+        return v
+
+    def str_field(self, obj, key, where):
+        v = self.field(obj, key, where)
+        if not isinstance(v, str) or not v:
+            self.fail(f"{where}.{key}" if where else key,
+                      f"expected a non-empty string, got {v!r}")
+        return v
+
+    def list_field(self, obj, key, where):
+        v = self.field(obj, key, where)
+        if not isinstance(v, list):
+            self.fail(f"{where}.{key}" if where else key,
+                      f"expected a list, got {type(v).__name__}")
+        return v
+
+    def dims3(self, obj, key, where):
+        v = self.list_field(obj, key, where)
+        if len(v) != 3 or not all(_is_int(x) and x >= 1 for x in v):
+            self.fail(f"{where}.{key}",
+                      f"expected three integers >= 1, got {v!r}")
+        return tuple(v)
+
+
+def parse_plan(data, base_dir: str = ".", source: str = "",
+               check_ptx: bool = True) -> Plan:
+    """Validate the decoded JSON ``data`` of a plan and build a :class:`Plan`.
+
+    ``base_dir`` is the folder the ``ptx`` field is relative to. With
+    ``check_ptx`` the PTX file must exist.
+    """
+    c = _Checker(source)
+    if not isinstance(data, dict):
+        c.fail("", f"a launch plan is a JSON object, got {type(data).__name__}")
+    fmt = data.get("format")
+    if fmt != PLAN_FORMAT:
+        c.fail("format", f"not a kgraph launch plan: format is {fmt!r}, "
+                         f"expected {PLAN_FORMAT!r}")
+    version = data.get("version")
+    if version not in SUPPORTED_VERSIONS or not _is_int(version):
+        c.fail("version", f"unsupported launch plan version {version!r} "
+                          f"(this runtime knows {list(SUPPORTED_VERSIONS)})")
+    target = c.str_field(data, "target", "")
+    ptx = c.str_field(data, "ptx", "")
+    function = c.str_field(data, "function", "")
+
+    buffers = []
+    seen_ids = set()
+    for i, b in enumerate(c.list_field(data, "buffers", "")):
+        where = f"buffers[{i}]"
+        bid = c.int_field(b, "id", where)
+        if bid in seen_ids:
+            c.fail(f"{where}.id", f"duplicate buffer id {bid}")
+        seen_ids.add(bid)
+        kind = c.field(b, "kind", where)
+        if kind not in BUFFER_KINDS:
+            c.fail(f"{where}.kind", f"unknown buffer kind {kind!r} "
+                                    f"(expected one of {list(BUFFER_KINDS)})")
+        index = None
+        if kind != "intermediate":
+            index = c.int_field(b, "index", where)
+        shape = c.list_field(b, "shape", where)
+        if not all(_is_int(d) and d >= 0 for d in shape):
+            c.fail(f"{where}.shape",
+                   f"expected a list of non-negative integers, got {shape!r}")
+        dtype = c.field(b, "dtype", where)
+        if dtype not in DTYPE_SIZES:
+            c.fail(f"{where}.dtype", f"unknown dtype {dtype!r} "
+                                     f"(expected one of {list(DTYPE_SIZES)})")
+        nbytes = c.int_field(b, "bytes", where)
+        want = math.prod(shape) * DTYPE_SIZES[dtype]
+        if nbytes != want:
+            c.fail(f"{where}.bytes", f"is {nbytes} but shape {shape} of "
+                                     f"{dtype} needs {want}")
+        buffers.append(BufferSpec(bid, kind, index, tuple(shape), dtype, nbytes))
+
+    def ordered(kind):
+        bs = sorted((b for b in buffers if b.kind == kind), key=lambda b: b.index)
+        for want, b in enumerate(bs):
+            if b.index != want:
+                c.fail("buffers", f"{kind} indices must be 0..{len(bs) - 1} "
+                                  f"each exactly once, got "
+                                  f"{[x.index for x in bs]}")
+        return tuple(bs)
+
+    inputs, outputs = ordered("input"), ordered("output")
+    if not outputs:
+        c.fail("buffers", "the plan has no output buffer")
+
+    kernels = []
+    for k_i, k in enumerate(c.list_field(data, "kernels", "")):
+        where = f"kernels[{k_i}]"
+        name = c.str_field(k, "name", where)
+        grid = c.dims3(k, "grid", where)
+        block = c.dims3(k, "block", where)
+        if math.prod(block) > 1024:
+            c.fail(f"{where}.block", f"{list(block)} has more than 1024 threads")
+        shared = c.int_field(k, "shared_bytes", where)
+        args = []
+        for a_i, a in enumerate(c.list_field(k, "args", where)):
+            awhere = f"{where}.args[{a_i}]"
+            akind = c.field(a, "kind", awhere)
+            if akind == "buffer":
+                bid = c.int_field(a, "buffer", awhere)
+                if bid not in seen_ids:
+                    c.fail(f"{awhere}.buffer", f"no buffer with id {bid}")
+                args.append(ArgSpec("buffer", buffer=bid))
+            elif akind == "scalar":
+                stype = c.field(a, "type", awhere)
+                if stype not in SCALAR_TYPES:
+                    c.fail(f"{awhere}.type", f"unknown scalar type {stype!r} "
+                                             f"(expected one of {list(SCALAR_TYPES)})")
+                value = c.field(a, "value", awhere)
+                if stype == "f32":
+                    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+                else:
+                    bits = 32 if stype == "i32" else 64
+                    ok = _is_int(value) and -(1 << (bits - 1)) <= value < (1 << bits)
+                if not ok:
+                    c.fail(f"{awhere}.value", f"{value!r} is not a valid {stype}")
+                args.append(ArgSpec("scalar", type=stype, value=value))
+            else:
+                c.fail(f"{awhere}.kind", f"unknown argument kind {akind!r} "
+                                         f"(expected 'buffer' or 'scalar')")
+        kernels.append(KernelSpec(name, grid, block, shared, tuple(args)))
+    if not kernels:
+        c.fail("kernels", "the plan has no kernel")
+
+    ptx_path = os.path.abspath(os.path.join(base_dir, ptx))
+    if check_ptx and not os.path.isfile(ptx_path):
+        c.fail("ptx", f"PTX file {ptx_path} not found")
+
+    return Plan(
+        path=source, version=version, target=target, ptx_path=ptx_path,
+        function=function, buffers=tuple(buffers), kernels=tuple(kernels),
+        inputs=inputs, outputs=outputs,
+        intermediates=tuple(b for b in buffers if b.kind == "intermediate"))
+
+
+def load_plan(path: str) -> Plan:
+    """Read and validate the plan at ``path`` (PTX must exist beside it)."""
+    path = os.fspath(path)
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise PlanError(f"cannot read launch plan {path}: {e.strerror}") from e
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PlanError(f"{path}: not valid JSON: {e}") from e
+    return parse_plan(data, base_dir=os.path.dirname(os.path.abspath(path)),
+                      source=path)
