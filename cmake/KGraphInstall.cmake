@@ -1,0 +1,91 @@
+# Installs kgraph as a CMake package that other MLIR compilers embed with
+#   find_package(KGraph CONFIG REQUIRED)
+#   target_link_libraries(my-tool PRIVATE KGraph::KGraphRegistration)
+#
+# Layout under the prefix:
+#   lib/libKGraph*.a, lib/libKGraphCAPI.so     exported as KGraph::<name>
+#   lib/libKGraphPlugin.so                      mlir-opt dialect/pass plugin
+#   bin/kgraph-opt                              (installed by add_mlir_tool)
+#   include/kgraph/**.{h,td,inc}, include/kgraph-c/*.h
+#   lib/cmake/kgraph/KGraph{Config,ConfigVersion,Targets}.cmake
+#
+# Included at the end of the top-level CMakeLists.txt, so every library
+# kgraph_add_library registered (KGRAPH_EXPORTED_LIBS) is known here.
+
+include(CMakePackageConfigHelpers)
+
+set(KGRAPH_INSTALL_PACKAGE_DIR lib${LLVM_LIBDIR_SUFFIX}/cmake/kgraph)
+set(KGRAPH_INSTALL_LIB_DIR lib${LLVM_LIBDIR_SUFFIX})
+
+get_property(KGRAPH_EXPORTED_TARGETS GLOBAL PROPERTY KGRAPH_EXPORTED_LIBS)
+list(REMOVE_DUPLICATES KGRAPH_EXPORTED_TARGETS)
+
+# The C++ libraries need C++17 from their users too (MLIR's headers do).
+foreach(lib IN LISTS KGRAPH_EXPORTED_TARGETS)
+  target_compile_features(${lib} INTERFACE cxx_std_17)
+endforeach()
+
+if(TARGET KGraphCAPI)
+  list(APPEND KGRAPH_EXPORTED_TARGETS KGraphCAPI)
+endif()
+
+# Installed shared objects and tools find libMLIR.so / libLLVM.so in the MLIR
+# install they were built against: Debian keeps them out of the loader path.
+set(KGRAPH_INSTALL_RPATH "\$ORIGIN/../${KGRAPH_INSTALL_LIB_DIR}" "${LLVM_LIBRARY_DIR}")
+foreach(target KGraphCAPI KGraphPlugin kgraph-opt)
+  if(TARGET ${target})
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${KGRAPH_INSTALL_RPATH}")
+  endif()
+endforeach()
+
+install(TARGETS ${KGRAPH_EXPORTED_TARGETS}
+  EXPORT KGraphTargets
+  ARCHIVE DESTINATION ${KGRAPH_INSTALL_LIB_DIR}
+  LIBRARY DESTINATION ${KGRAPH_INSTALL_LIB_DIR}
+  RUNTIME DESTINATION bin)
+
+if(TARGET KGraphPlugin)
+  install(TARGETS KGraphPlugin LIBRARY DESTINATION ${KGRAPH_INSTALL_LIB_DIR})
+endif()
+
+install(EXPORT KGraphTargets
+  NAMESPACE KGraph::
+  FILE KGraphTargets.cmake
+  DESTINATION ${KGRAPH_INSTALL_PACKAGE_DIR})
+
+# Headers, and the .td files so consumers can run mlir-tblgen against kgraph
+# (e.g. to write ops on top of KGraph_Op or patterns in DRR).
+install(DIRECTORY
+    ${KGRAPH_SOURCE_DIR}/include/kgraph
+    ${KGRAPH_SOURCE_DIR}/include/kgraph-c
+  DESTINATION include
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.td" PATTERN "*.def")
+# The generated declarations and definitions (*.h.inc, *.cpp.inc).
+install(DIRECTORY ${KGRAPH_BINARY_DIR}/include/kgraph
+  DESTINATION include
+  FILES_MATCHING PATTERN "*.inc" PATTERN "*.td"
+  PATTERN "CMakeFiles" EXCLUDE)
+
+configure_package_config_file(
+  ${KGRAPH_SOURCE_DIR}/cmake/KGraphConfig.cmake.in
+  ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfig.cmake
+  INSTALL_DESTINATION ${KGRAPH_INSTALL_PACKAGE_DIR})
+# 0.x: minor versions may break the API.
+write_basic_package_version_file(
+  ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+    ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfig.cmake
+    ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfigVersion.cmake
+  DESTINATION ${KGRAPH_INSTALL_PACKAGE_DIR})
+
+# Everything `cmake --install` copies, so tests that install the package
+# (test/Embedding) can depend on one target.
+add_custom_target(kgraph-install-deps)
+add_dependencies(kgraph-install-deps ${KGRAPH_EXPORTED_TARGETS})
+foreach(target KGraphPlugin kgraph-opt)
+  if(TARGET ${target})
+    add_dependencies(kgraph-install-deps ${target})
+  endif()
+endforeach()

@@ -25,6 +25,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.kgraph_tools_dir, config.llvm_tools_dir]
 tools = [
     "kgraph-opt",
+    "kgraph-capi-test",
     ToolSubst("mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
@@ -38,3 +39,22 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
 
 config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# Embedding tests (test/Embedding, test/Plugin, test/CAPI): install the
+# package, build a consumer with the compilers and MLIR this tree was
+# configured with, load the mlir-opt plugin, use the C API. The plugin and the
+# C API exist only when kgraph links libMLIR.so (KGRAPH_LINK_MLIR_DYLIB).
+if config.kgraph_link_mlir_dylib:
+    config.available_features.add("mlir-dylib")
+config.substitutions.append(("%cmake_exe", config.cmake_command))
+config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%cmake_make_program", config.cmake_make_program))
+config.substitutions.append(("%c_compiler", config.c_compiler))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(
+    ("%kgraph_plugin", os.path.join(config.kgraph_obj_root, "lib", "libKGraphPlugin" + config.llvm_shlib_ext))
+)
+config.substitutions.append(
+    ("%kgraph_capi_lib", os.path.join(config.kgraph_obj_root, "lib", "libKGraphCAPI" + config.llvm_shlib_ext))
+)
