@@ -53,6 +53,9 @@ config.substitutions.append(("%c_compiler", config.c_compiler))
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(
+    ("%mlir_include_dir", os.path.join(config.mlir_install_prefix, "include"))
+)
+config.substitutions.append(
     ("%kgraph_plugin", os.path.join(config.kgraph_obj_root, "lib", "libKGraphPlugin" + config.llvm_shlib_ext))
 )
 config.substitutions.append(
