@@ -63,7 +63,7 @@ install(DIRECTORY
 # The generated declarations and definitions (*.h.inc, *.cpp.inc).
 install(DIRECTORY ${KGRAPH_BINARY_DIR}/include/kgraph
   DESTINATION include
-  FILES_MATCHING PATTERN "*.inc" PATTERN "*.td"
+  FILES_MATCHING PATTERN "*.inc"
   PATTERN "CMakeFiles" EXCLUDE)
 
 configure_package_config_file(
@@ -80,12 +80,29 @@ install(FILES
     ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfigVersion.cmake
   DESTINATION ${KGRAPH_INSTALL_PACKAGE_DIR})
 
-# Everything `cmake --install` copies, so tests that install the package
-# (test/Embedding) can depend on one target.
+# Everything `cmake --install` copies must be built before a test installs
+# the package (test/Embedding): kgraph-install-deps depends on every library
+# and executable that is part of `all`, including tools added with
+# add_mlir_tool elsewhere (LLVM's macros install those too).
+function(kgraph_collect_buildable_targets dir out)
+  set(result)
+  get_directory_property(targets DIRECTORY ${dir} BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(excluded ${target} EXCLUDE_FROM_ALL)
+    if(type MATCHES "^(STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|EXECUTABLE)$"
+       AND NOT excluded)
+      list(APPEND result ${target})
+    endif()
+  endforeach()
+  get_directory_property(subdirs DIRECTORY ${dir} SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    kgraph_collect_buildable_targets(${subdir} subresult)
+    list(APPEND result ${subresult})
+  endforeach()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
+kgraph_collect_buildable_targets(${KGRAPH_SOURCE_DIR} KGRAPH_INSTALL_DEPS)
 add_custom_target(kgraph-install-deps)
-add_dependencies(kgraph-install-deps ${KGRAPH_EXPORTED_TARGETS})
-foreach(target KGraphPlugin kgraph-opt)
-  if(TARGET ${target})
-    add_dependencies(kgraph-install-deps ${target})
-  endif()
-endforeach()
+add_dependencies(kgraph-install-deps ${KGRAPH_EXPORTED_TARGETS} ${KGRAPH_INSTALL_DEPS})
