@@ -1,0 +1,163 @@
+"""Inputs, float64 references and comparisons for the elementwise GPU tests.
+
+Everything here runs on the CPU with torch (no GPU needed), so it is
+unit-tested by test_checker.py on machines without one.
+"""
+
+import math
+import zlib
+
+import torch
+
+TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16,
+                "bf16": torch.bfloat16, "i8": torch.int8, "i32": torch.int32,
+                "i1": torch.bool}
+INT_RANGE = {"i8": (-128, 127), "i32": (-(2 ** 31), 2 ** 31 - 1)}
+
+#: Per output dtype: (relative norm ||out-ref||/||ref||, elementwise rtol,
+#: elementwise atol) for "float" checks: |out-ref| <= atol + rtol*|ref|.
+FLOAT_TOLERANCE = {
+    "f32": (1e-5, 1e-5, 1e-6),
+    "f16": (1e-3, 2e-3, 1e-3),
+    "bf16": (1e-2, 1.6e-2, 1e-2),
+}
+
+#: Poison values written into outputs before a run; two per integer dtype so
+#: that an unwritten element is caught even when the reference equals one.
+POISON = {
+    "f32": [float("nan")], "f16": [float("nan")], "bf16": [float("nan")],
+    "i8": [0x5A, -0x5B], "i32": [0x5A5A5A5A, -0x5A5A5A5B],
+    "i1": [0xAB, 0x54],  # bytes that are not a valid bool (0 or 1)
+}
+
+
+def case_seed(seed, name):
+    """A per-case seed derived from the run's seed and the case name."""
+    return (seed * 1000003 + zlib.crc32(name.encode())) % (2 ** 63)
+
+
+def make_input(spec, gen):
+    """A CPU tensor of ``spec['dtype']`` drawn from ``spec['domain']``."""
+    shape = spec["shape"]
+    dom = spec["domain"]
+    dist = dom["dist"]
+    if dist == "bool":
+        return torch.rand(shape, generator=gen, dtype=torch.float64) < 0.5
+    if dist == "int":
+        v = torch.randint(int(dom["low"]), int(dom["high"]) + 1, shape,
+                          generator=gen, dtype=torch.int64).to(torch.float64)
+    else:
+        u = torch.rand(shape, generator=gen, dtype=torch.float64)
+        lo, hi = float(dom["low"]), float(dom["high"])
+        if dist == "uniform":
+            v = lo + (hi - lo) * u
+        elif dist == "nonzero":
+            sign = torch.where(torch.rand(shape, generator=gen) < 0.5, -1.0, 1.0)
+            v = sign.to(torch.float64) * (lo + (hi - lo) * u)
+        elif dist == "mixed":
+            small = float(dom["small"])
+            s = -small + 2 * small * torch.rand(shape, generator=gen,
+                                                dtype=torch.float64)
+            pick = torch.rand(shape, generator=gen) < 0.5
+            v = torch.where(pick, s, lo + (hi - lo) * u)
+        else:
+            raise ValueError(f"unknown input domain {dom}")
+    dt = spec["dtype"]
+    if dt in INT_RANGE:
+        lo, hi = INT_RANGE[dt]
+        return v.round().clamp(lo, hi).to(torch.int64).to(TORCH_DTYPES[dt])
+    return v.to(TORCH_DTYPES[dt])
+
+
+def upcast(x):
+    """float64 for numbers, bool stays bool (the reference's inputs)."""
+    return x if x.dtype == torch.bool else x.to(torch.float64)
+
+
+def cast_to_int(x, dst):
+    """float -> int: truncate toward zero, saturate (the kgraph.cast rule)."""
+    lo, hi = INT_RANGE[dst]
+    return torch.clamp(torch.trunc(x), lo, hi)
+
+
+def reference(case, inputs64):
+    """Evaluate the manifest's reference expression in float64 and round it
+    to the output dtype: returns a tensor of the output's torch dtype."""
+    ns = {"torch": torch, "math": math, "cast_to_int": cast_to_int}
+    for spec, x in zip(case["inputs"], inputs64):
+        ns[spec["name"]] = x
+    ref = eval(case["reference"], ns)  # noqa: S307 (our own manifest)
+    ref = torch.broadcast_to(torch.as_tensor(ref), case["output"]["shape"])
+    dt = case["output"]["dtype"]
+    if dt == "i1":
+        return ref.to(torch.bool)
+    if dt in INT_RANGE:
+        lo, hi = INT_RANGE[dt]
+        if not torch.equal(ref, ref.round()) or ref.min() < lo or ref.max() > hi:
+            raise AssertionError(f"reference of {case['name']} is not an exact "
+                                 f"{dt}: the input domain is wrong")
+        return ref.to(torch.int64).to(TORCH_DTYPES[dt])
+    return ref.to(TORCH_DTYPES[dt])  # round to nearest even
+
+
+def _where(shape, flat_index):
+    idx = []
+    for d in reversed(shape):
+        idx.append(flat_index % d)
+        flat_index //= d
+    return tuple(reversed(idx))
+
+
+def compare(case, out, ref):
+    """None when ``out`` (CPU, output dtype) matches ``ref`` as the case's
+    check demands; otherwise a message saying where and by how much."""
+    shape = case["output"]["shape"]
+    dt = case["output"]["dtype"]
+    if tuple(out.shape) != tuple(ref.shape):
+        return f"shape {list(out.shape)} != {list(ref.shape)}"
+    if dt == "i1":
+        raw = out.view(torch.uint8) if out.dtype == torch.bool else out
+        bad = (raw != 0) & (raw != 1)
+        if bad.any():
+            i = int(bad.flatten().nonzero()[0])
+            return (f"{int(bad.sum())} element(s) are not a valid i1 (0 or 1), "
+                    f"e.g. at {_where(shape, i)}: byte {int(raw.flatten()[i])}")
+        out = raw.to(torch.bool)
+    o = out.to(torch.float64).flatten()
+    r = ref.to(torch.float64).flatten()
+    nan = torch.isnan(o)
+    if case["check"] == "exact" or dt not in FLOAT_TOLERANCE:
+        bad = (o != r) | nan
+        if bad.any():
+            i = int(bad.nonzero()[0])
+            return (f"{int(bad.sum())}/{o.numel()} element(s) differ (exact "
+                    f"check), first at {_where(shape, i)}: got {o[i].item()!r}, "
+                    f"expected {r[i].item()!r}")
+        return None
+    norm_tol, rtol, atol = FLOAT_TOLERANCE[dt]
+    if nan.any():
+        i = int(nan.nonzero()[0])
+        return (f"{int(nan.sum())}/{o.numel()} element(s) are NaN (unwritten "
+                f"or wrong), first at {_where(shape, i)}; expected {r[i].item()!r}")
+    inf = torch.isinf(r) | torch.isinf(o)
+    if (o[inf] != r[inf]).any():
+        i = int((inf & (o != r)).nonzero()[0])
+        return (f"infinity mismatch at {_where(shape, i)}: got {o[i].item()!r}, "
+                f"expected {r[i].item()!r}")
+    o, r = o[~inf], r[~inf]
+    if o.numel() == 0:
+        return None
+    diff = (o - r).abs()
+    bound = atol + rtol * r.abs()
+    if (diff > bound).any():
+        i = int(torch.argmax(diff - bound))
+        return (f"{int((diff > bound).sum())}/{o.numel()} element(s) exceed "
+                f"|out-ref| <= {atol:g} + {rtol:g}*|ref|; worst at flat index "
+                f"{i}: got {o[i].item()!r}, expected {r[i].item()!r} "
+                f"(max abs error {diff.max().item():.3g})")
+    rnorm = r.norm().item()
+    rel = diff.norm().item() / rnorm if rnorm > 0 else diff.norm().item()
+    if rel > norm_tol:
+        return (f"relative error norm ||out-ref||/||ref|| = {rel:.3g} exceeds "
+                f"{norm_tol:g} for {dt}")
+    return None
