@@ -9,7 +9,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 from .errors import PlanError
 

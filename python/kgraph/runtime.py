@@ -17,7 +17,7 @@ import threading
 from . import driver as _driver
 from .errors import (ArgumentCountError, DTypeError, KGraphError, LayoutError,
                      NoGPUError, PlanError, ShapeError)
-from .plan import DTYPE_SIZES, KernelSpec, Plan, load_plan
+from .plan import KernelSpec, Plan, load_plan
 
 #: Buffers must be aligned to this many bytes (the kernels use 16-byte
 #: vector accesses; docs/launch-plan.md).
@@ -325,7 +325,6 @@ class Program:
 
     def _run_torch(self, inputs, outputs):
         import numpy as np
-        import torch
         device = self._torch_device(list(inputs) + list(outputs))
         dev_inputs = [self._to_device_input(x, device) for x in inputs]
         dev_outputs = []
