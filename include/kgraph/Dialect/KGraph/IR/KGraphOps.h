@@ -4,6 +4,7 @@
 #define KGRAPH_DIALECT_KGRAPH_IR_KGRAPHOPS_H
 
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphTraits.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
