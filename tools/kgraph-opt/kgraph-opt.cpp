@@ -1,25 +1,10 @@
 //===- kgraph-opt.cpp - the kgraph optimizer driver -----------------------===//
 //
-// mlir-opt for kgraph: registers kgraph and the upstream dialects and passes,
-// then hands over to MlirOptMain.
+// mlir-opt with every kgraph dialect, pass and pipeline registered, plus
+// `--tile=<target>`, `--fuse` and `--emit=` (see lib/Pipelines/Driver.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "kgraph/InitAll.h"
+#include "kgraph/Pipelines/Pipelines.h"
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
-
-int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  kgraph::registerAllPasses();
-
-  mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  kgraph::registerAllDialects(registry);
-
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "kgraph optimizer driver\n", registry));
-}
+int main(int argc, char **argv) { return kgraph::kgraphOptMain(argc, argv); }

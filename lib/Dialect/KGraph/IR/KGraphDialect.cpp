@@ -37,3 +37,22 @@ Operation *KGraphDialect::materializeConstant(OpBuilder &builder,
       return arith::ConstantOp::create(builder, loc, type, typed);
   return nullptr;
 }
+
+LogicalResult ElementwiseConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockSize,
+    int64_t vectorWidth, int64_t unroll, int64_t gridSize) {
+  if (blockSize <= 0 || blockSize > 1024 || blockSize % 32 != 0)
+    return emitError() << "block_size must be a multiple of 32 in [32, 1024], "
+                          "got "
+                       << blockSize;
+  if (vectorWidth <= 0 || vectorWidth > 16 ||
+      (vectorWidth & (vectorWidth - 1)) != 0)
+    return emitError() << "vector_width must be a power of two in [1, 16], got "
+                       << vectorWidth;
+  if (unroll <= 0 || unroll > 16)
+    return emitError() << "unroll must be in [1, 16], got " << unroll;
+  if (gridSize <= 0 || gridSize > 2147483647)
+    return emitError() << "grid_size must be in [1, 2^31 - 1], got "
+                       << gridSize;
+  return success();
+}

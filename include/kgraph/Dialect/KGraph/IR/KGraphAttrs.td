@@ -56,4 +56,30 @@ def KGraph_Precision : I32EnumAttr<"Precision",
 def KGraph_PrecisionAttr
     : EnumAttr<KGraph_Dialect, KGraph_Precision, "precision">;
 
+//===----------------------------------------------------------------------===//
+// Code generation decisions, recorded in the IR
+//===----------------------------------------------------------------------===//
+
+def KGraph_ElementwiseConfigAttr
+    : KGraph_Attr<"ElementwiseConfig", "elementwise_config"> {
+  let summary = "launch configuration of an elementwise kernel";
+  let description = [{
+    Written by `kgraph-tile` on a `kgraph.fused` group of elementwise ops
+    (attribute name `kgraph.config`) and read by `kgraph-lower-to-gpu`. A
+    configuration already present is respected, so tests and tuners can pin
+    it. Each thread handles `vector_width` consecutive elements per step
+    (16-byte accesses for the widest element type), `unroll` steps per loop
+    trip; `grid_size` blocks of `block_size` threads stride over the tensor.
+
+    Example:
+    ```mlir
+    #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 2, grid_size = 1056>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_size, "int64_t":$vector_width,
+                        "int64_t":$unroll, "int64_t":$grid_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD

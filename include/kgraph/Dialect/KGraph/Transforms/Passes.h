@@ -9,11 +9,30 @@
 
 namespace kgraph {
 
+struct SMTarget;
+
+/// Module attribute naming the SM target (written by kgraph-tile).
+inline constexpr llvm::StringLiteral kTargetAttrName = "kgraph.target";
+/// kgraph.fused attribute holding the launch configuration.
+inline constexpr llvm::StringLiteral kConfigAttrName = "kgraph.config";
+
+/// The configuration kgraph-tile picks for an elementwise group on `target`.
+mlir::FailureOr<ElementwiseConfigAttr>
+chooseElementwiseConfig(FusedOp group, const SMTarget &target);
+
 #define GEN_PASS_DECL
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h.inc"
+
+/// Moves `ops` (in program order, all in one block) into a new kgraph.fused
+/// placed at the last of them. Values defined outside the group become
+/// inputs, except constants, which are cloned into the body. `results` are the
+/// group's results; their uses are redirected to the new op. Returns the op.
+FusedOp wrapInFusedOp(mlir::OpBuilder &builder,
+                      llvm::ArrayRef<mlir::Operation *> ops,
+                      llvm::ArrayRef<mlir::Value> results);
 
 } // namespace kgraph
 

@@ -11,9 +11,8 @@ def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
     Kernel formation without fusion: every kgraph compute op outside a
     `kgraph.fused` region becomes a one-op `kgraph.fused` group, so that
     tiling and lowering only ever deal with groups (one group = one kernel).
-    Ops already grouped (by `kgraph-fuse`) are left alone. Pure data-layout
-    ops whose result is a view of their operand (`kgraph.reshape`) are not
-    wrapped.
+    Ops already grouped (by `kgraph-fuse`) are left alone. Constant operands
+    are cloned into the group rather than passed in.
 
     Before:
     ```mlir
@@ -28,6 +27,38 @@ def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
     }
     ```
   }];
+  let dependentDialects = ["::kgraph::KGraphDialect"];
+}
+
+def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
+  let summary = "Choose the launch configuration of every kernel group for an SM target";
+  let description = [{
+    Validates `target` against the SM target table, records it on the module
+    as `kgraph.target`, and writes a configuration attribute (`kgraph.config`)
+    on every `kgraph.fused` group that has none yet. A configuration already
+    present is kept, so tests, users and tuners can pin one.
+
+    Elementwise groups get `#kgraph.elementwise_config`: 16-byte vectors for
+    the widest element type the group touches, 256-thread blocks, and a grid
+    of full waves over the target's SM count (a grid-stride loop covers the
+    rest).
+
+    Before:
+    ```mlir
+    %0 = kgraph.fused (%a, %b) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32> {...}
+    ```
+    After (`--kgraph-tile=target=sm_80`):
+    ```mlir
+    module attributes {kgraph.target = "sm_80"} {
+      %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.elementwise_config<
+          block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_80\"",
+           "SM target from the table (sm_70 ... sm_90a)">,
+  ];
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }
 

@@ -1,0 +1,52 @@
+//===- Passes.td - kgraph conversion passes ----------------*- tablegen -*-===//
+
+#ifndef KGRAPH_CONVERSION_PASSES_TD
+#define KGRAPH_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KGraphLowerToGPU : Pass<"kgraph-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower kgraph.fused groups to gpu.func kernels and graph functions to launch sequences";
+  let description = [{
+    Every `func.func` holding a kgraph graph (all compute ops grouped in
+    `kgraph.fused`, each with a `kgraph.config` from `kgraph-tile`) becomes a
+    host function on memrefs in destination-passing style: the graph's inputs
+    first, then one argument per result (marked `kgraph.result = i`). Each
+    group becomes a `gpu.func` kernel in `gpu.module @kgraph_kernels` and a
+    `gpu.launch_func` with the configured grid and block; intermediates are
+    `memref.alloc`ed. This host function is what `kgraph-opt` turns into the
+    launch plan.
+
+    Elementwise kernels are grid-stride loops over the flattened output:
+    `vector_width` consecutive elements per step through 16-byte vector loads
+    and stores where the operand's broadcast pattern keeps them contiguous
+    and aligned, a single load for operands constant along the vector, and
+    scalar gathers otherwise; a scalar loop finishes the tail. 16-bit floats
+    are computed in f32 and rounded to their type after every op, so a group
+    computes exactly what its ops would compute one by one.
+
+    Before:
+    ```mlir
+    func.func @main(%a: tensor<1000xf32>) -> tensor<1000xf32> {
+      %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<...>} ...
+      return %0 : tensor<1000xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%a: memref<1000xf32>, %r: memref<1000xf32> {kgraph.result = 0 : i64}) {
+      gpu.launch_func @kgraph_kernels::@main_k0 blocks in (...) threads in (...)
+          args(%a : memref<1000xf32>, %r : memref<1000xf32>)
+      return
+    }
+    gpu.module @kgraph_kernels { gpu.func @main_k0(...) kernel {...} }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // KGRAPH_CONVERSION_PASSES_TD

@@ -1,0 +1,56 @@
+//===- Pipelines.h - kgraph's named compilation pipelines -------*- C++ -*-===//
+
+#ifndef KGRAPH_PIPELINES_PIPELINES_H
+#define KGRAPH_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace kgraph {
+
+/// Options of the `kgraph-compile` pipeline (the one `kgraph-opt --tile`
+/// runs).
+struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("SM target from the table"),
+                             llvm::cl::init("sm_80")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("group ops into fused kernels"),
+                    llvm::cl::init(false)};
+  Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("last stage: tiled, gpu, nvvm or binary"),
+      llvm::cl::init("binary")};
+};
+
+/// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
+///   tiled:  kgraph-form-kernels, kgraph-tile            (kgraph on tensors)
+///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
+///   nvvm:   nvvm-attach-target, convert-gpu-to-nvvm ... (llvm + nvvm)
+///   binary: gpu-module-to-binary{format=isa}            (PTX in gpu.binary)
+llvm::ArrayRef<llvm::StringRef> getCompileStages();
+
+/// Adds the `kgraph-compile` passes to `pm`. Fails (with a message in
+/// `error`) for an unknown stage.
+mlir::LogicalResult buildCompilePipeline(mlir::OpPassManager &pm,
+                                         const CompileOptions &options,
+                                         std::string *error = nullptr);
+
+/// Registers `kgraph-compile` and the stage pipeline `kgraph-gpu-to-nvvm`.
+void registerPipelines();
+
+/// Writes the PTX of the module's `gpu.binary` (made with format=isa) to
+/// `ptxPath` and its launch plan (docs/launch-plan.md) to `planPath`. The
+/// module must hold exactly one graph function.
+mlir::LogicalResult emitPTXAndPlan(mlir::ModuleOp module,
+                                   llvm::StringRef ptxPath,
+                                   llvm::StringRef planPath);
+
+/// The kgraph-opt driver: mlir-opt plus `--tile=<target>`, `--fuse` and
+/// `--emit=tiled|gpu|nvvm|ptx`.
+int kgraphOptMain(int argc, char **argv);
+
+} // namespace kgraph
+
+#endif // KGRAPH_PIPELINES_PIPELINES_H

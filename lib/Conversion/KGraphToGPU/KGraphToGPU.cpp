@@ -1,0 +1,235 @@
+//===- KGraphToGPU.cpp - graph functions to kernel launch sequences -------===//
+
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Conversion/Passes.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kgraph {
+#define GEN_PASS_DEF_KGRAPHLOWERTOGPU
+#include "kgraph/Conversion/Passes.h.inc"
+} // namespace kgraph
+
+using namespace mlir;
+using namespace kgraph;
+
+/// True if `func` holds a kgraph graph (any kgraph op or tensor signature).
+static bool isGraphFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return false;
+  bool found = false;
+  func.walk([&](Operation *op) {
+    if (llvm::isa<KGraphDialect>(op->getDialect()))
+      found = true;
+  });
+  return found;
+}
+
+/// Checks the graph function is in the form the lowering expects.
+static LogicalResult checkGraphFunction(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("graph functions must have a single block");
+  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
+                                         func.getResultTypes())) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return func.emitOpError("graph function arguments and results must be "
+                              "statically shaped tensors, got ")
+             << t;
+  }
+  for (Operation &op : func.getBody().front()) {
+    if (llvm::isa<FusedOp, func::ReturnOp>(op))
+      continue;
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>())
+      continue;
+    if (isKernelOp(&op))
+      return op.emitOpError("must be grouped into kgraph.fused before "
+                            "lowering (run kgraph-form-kernels or kgraph-fuse)");
+    return op.emitOpError("is not supported in a kgraph graph function");
+  }
+  for (FusedOp group : func.getBody().getOps<FusedOp>()) {
+    auto config = group->getAttrOfType<ElementwiseConfigAttr>(kConfigAttrName);
+    if (!config)
+      return group.emitOpError("has no '")
+             << kConfigAttrName << "' configuration (run kgraph-tile first)";
+    if (failed(checkElementwiseGroup(group)))
+      return failure();
+  }
+  return success();
+}
+
+/// Makes every returned value the fresh result of a group: a returned input,
+/// constant or repeated value gets an identity group (a copy kernel), since
+/// outputs never alias inputs or each other.
+static void materializeReturnedValues(func::FuncOp func) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder b(ret);
+  llvm::SmallPtrSet<Value, 8> seen;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = operand.get();
+    bool fresh = llvm::isa_and_present<FusedOp>(v.getDefiningOp()) &&
+                 seen.insert(v).second;
+    if (fresh)
+      continue;
+    // Copy group: yields its input unchanged.
+    auto copy = FusedOp::create(b, v.getLoc(), TypeRange{v.getType()},
+                                ValueRange{v});
+    Block *body = b.createBlock(&copy.getBody());
+    BlockArgument arg = body->addArgument(v.getType(), v.getLoc());
+    YieldOp::create(b, v.getLoc(), ValueRange{arg});
+    b.setInsertionPoint(ret);
+    operand.set(copy.getResult(0));
+    seen.insert(copy.getResult(0));
+  }
+}
+
+namespace {
+struct LowerToGPUPass
+    : public kgraph::impl::KGraphLowerToGPUBase<LowerToGPUPass> {
+  void runOnOperation() override;
+  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp kernels,
+                              SymbolTable &kernelSymbols);
+};
+} // namespace
+
+LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
+                                            gpu::GPUModuleOp kernels,
+                                            SymbolTable &kernelSymbols) {
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  Block &oldBody = func.getBody().front();
+  auto ret = llvm::cast<func::ReturnOp>(oldBody.getTerminator());
+
+  // New signature: inputs, then one destination buffer per result.
+  SmallVector<Type> argTypes;
+  for (Type t : func.getArgumentTypes())
+    argTypes.push_back(getStorageMemRefType(llvm::cast<RankedTensorType>(t)));
+  for (Type t : func.getResultTypes())
+    argTypes.push_back(getStorageMemRefType(llvm::cast<RankedTensorType>(t)));
+
+  auto newBody = std::make_unique<Block>();
+  IRMapping buffers; // tensor value -> memref
+  for (auto [i, arg] : llvm::enumerate(oldBody.getArguments()))
+    buffers.map(arg, newBody->addArgument(argTypes[i], arg.getLoc()));
+  DenseMap<Value, Value> resultBuffer;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    resultBuffer[value] = newBody->addArgument(
+        argTypes[func.getNumArguments() + i], value.getLoc());
+
+  // The new block has no parent region yet: give the builder the context.
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(newBody.get());
+  SmallVector<Value> allocations;
+  unsigned kernelIndex = 0;
+  for (FusedOp group : llvm::make_early_inc_range(oldBody.getOps<FusedOp>())) {
+    auto config = group->getAttrOfType<ElementwiseConfigAttr>(kConfigAttrName);
+    SmallVector<Value> operands;
+    for (Value input : group.getInputs()) {
+      Value buffer = buffers.lookupOrNull(input);
+      if (!buffer)
+        return group.emitOpError("reads a value that has no device buffer");
+      operands.push_back(buffer);
+    }
+    for (Value result : group.getResults()) {
+      Value buffer = resultBuffer.lookup(result);
+      if (!buffer) {
+        buffer = memref::AllocOp::create(
+            b, group.getLoc(),
+            getStorageMemRefType(
+                llvm::cast<RankedTensorType>(result.getType())));
+        allocations.push_back(buffer);
+      }
+      buffers.map(result, buffer);
+      operands.push_back(buffer);
+    }
+
+    // The kernel: one gpu.func per group.
+    std::string name =
+        (func.getSymName() + "_k" + Twine(kernelIndex++)).str();
+    OpBuilder kb = OpBuilder::atBlockEnd(kernels.getBody());
+    auto kernel = gpu::GPUFuncOp::create(
+        kb, group.getLoc(), name,
+        FunctionType::get(ctx, ValueRange(operands).getTypes(), {}));
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    UnitAttr::get(ctx));
+    kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+        ctx, {int32_t(config.getBlockSize()), 1, 1}));
+    kernelSymbols.insert(kernel);
+    if (failed(emitElementwiseKernel(group, config, kernel)))
+      return failure();
+
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, group.getLoc(), v).getResult();
+    };
+    Value one = c(1);
+    gpu::LaunchFuncOp::create(
+        b, group.getLoc(), kernel,
+        gpu::KernelDim3{c(config.getGridSize()), one, one},
+        gpu::KernelDim3{c(config.getBlockSize()), one, one},
+        /*dynamicSharedMemorySize=*/Value(), operands);
+  }
+  for (Value alloc : allocations)
+    memref::DeallocOp::create(b, loc, alloc);
+  func::ReturnOp::create(b, loc);
+
+  // Swap in the new body and signature.
+  unsigned numInputs = func.getNumArguments();
+  unsigned numResults = func.getNumResults();
+  oldBody.dropAllDefinedValueUses();
+  oldBody.dropAllReferences();
+  func.getBody().getBlocks().clear();
+  func.getBody().push_back(newBody.release());
+  func.setType(FunctionType::get(ctx, argTypes, {}));
+  func.setAllArgAttrs(SmallVector<DictionaryAttr>(
+      argTypes.size(), DictionaryAttr::get(ctx, {})));
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  for (unsigned i = 0; i < numResults; ++i)
+    func.setArgAttr(numInputs + i, kResultArgAttrName,
+                    IntegerAttr::get(IntegerType::get(ctx, 64), i));
+  return success();
+}
+
+void LowerToGPUPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<func::FuncOp> graphs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (isGraphFunction(func))
+      graphs.push_back(func);
+  if (graphs.empty())
+    return;
+
+  // Identity groups created for returned values need a configuration too;
+  // reuse kgraph-tile's choice for the module's target.
+  auto target = module->getAttrOfType<StringAttr>(kTargetAttrName);
+  const SMTarget *sm = target ? lookupSMTarget(target.getValue()) : nullptr;
+  if (!sm) {
+    module.emitError("module has no known '")
+        << kTargetAttrName << "' (run kgraph-tile first)";
+    return signalPassFailure();
+  }
+
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(&getContext()));
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+  if (!kernels)
+    kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+  SymbolTable kernelSymbols(kernels);
+
+  for (func::FuncOp func : graphs) {
+    if (failed(checkGraphFunction(func)))
+      return signalPassFailure();
+    materializeReturnedValues(func);
+    for (FusedOp group : func.getBody().getOps<FusedOp>())
+      if (!group->hasAttr(kConfigAttrName))
+        group->setAttr(kConfigAttrName,
+                       *chooseElementwiseConfig(group, *sm));
+    if (failed(lowerFunction(func, kernels, kernelSymbols)))
+      return signalPassFailure();
+  }
+}

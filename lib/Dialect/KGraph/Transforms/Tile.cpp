@@ -1,0 +1,95 @@
+//===- Tile.cpp - per-target launch configuration of kernel groups --------===//
+
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace kgraph {
+#define GEN_PASS_DEF_KGRAPHTILE
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h.inc"
+} // namespace kgraph
+
+using namespace mlir;
+using namespace kgraph;
+
+/// Bytes one element of `type` occupies in device memory (i1 as a byte).
+static int64_t storageBytes(Type type) {
+  auto tensor = llvm::cast<ShapedType>(type);
+  return std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+FailureOr<ElementwiseConfigAttr>
+kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
+  int64_t widest = 1;
+  auto account = [&](Type type) {
+    if (llvm::isa<ShapedType>(type))
+      widest = std::max(widest, storageBytes(type));
+  };
+  for (Type t : group.getInputs().getTypes())
+    account(t);
+  for (Type t : group.getResultTypes())
+    account(t);
+  group.getBody().walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      account(t);
+  });
+  if (group.getNumResults() == 0)
+    return failure();
+  auto outType = llvm::cast<ShapedType>(group.getResultTypes().front());
+  int64_t numElements = outType.getNumElements();
+
+  const int64_t blockSize = 256;
+  const int64_t vectorWidth = std::max<int64_t>(1, 16 / widest);
+  const int64_t unroll = 1;
+  int64_t numVectors = (numElements + vectorWidth - 1) / vectorWidth;
+  int64_t blocksNeeded =
+      std::max<int64_t>(1, (numVectors + blockSize * unroll - 1) /
+                               (blockSize * unroll));
+  // One full wave of resident blocks; the grid-stride loop does the rest.
+  int64_t fullWave =
+      int64_t(target.numSMs) * target.blocksPerSMByThreads(blockSize);
+  int64_t gridSize = std::min(blocksNeeded, fullWave);
+  return ElementwiseConfigAttr::get(group.getContext(), blockSize, vectorWidth,
+                                    unroll, gridSize);
+}
+
+namespace {
+struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const SMTarget *sm = lookupSMTarget(target);
+    if (!sm) {
+      module.emitError() << "unknown target '" << target
+                         << "'; known targets: " << getKnownSMTargetNames();
+      return signalPassFailure();
+    }
+    module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
+
+    WalkResult result = module.walk([&](FusedOp group) {
+      if (group->hasAttr(kConfigAttrName))
+        return WalkResult::advance();
+      for (Operation &op : group.getBody().front().without_terminator()) {
+        if (isElementwiseOp(&op) || op.hasTrait<mlir::OpTrait::ConstantLike>())
+          continue;
+        op.emitOpError() << "has no code generation for " << sm->name
+                         << " yet: only elementwise kernels are lowered";
+        return WalkResult::interrupt();
+      }
+      FailureOr<ElementwiseConfigAttr> config =
+          chooseElementwiseConfig(group, *sm);
+      if (failed(config)) {
+        group.emitOpError("has no results to compute");
+        return WalkResult::interrupt();
+      }
+      group->setAttr(kConfigAttrName, *config);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

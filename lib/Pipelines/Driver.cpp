@@ -1,0 +1,145 @@
+//===- Driver.cpp - the kgraph-opt driver ---------------------------------===//
+//
+// kgraph-opt is mlir-opt with three more flags:
+//   --tile=<target>   run kgraph-compile for an SM target from the table
+//   --fuse            group ops into fused kernels first
+//   --emit=<stage>    tiled | gpu | nvvm print the IR after that stage;
+//                     ptx (default) writes -o <file>.ptx and <file>.plan.json
+// Without --tile it behaves exactly like mlir-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/InitAll.h"
+#include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory kgraphCategory("kgraph options");
+static llvm::cl::opt<std::string>
+    tileTarget("tile",
+               llvm::cl::desc("Compile for this SM target (sm_70 ... sm_90a)"),
+               llvm::cl::value_desc("target"), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool>
+    fuseOps("fuse", llvm::cl::desc("Fuse ops into as few kernels as pays"),
+            llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<std::string> emitStage(
+    "emit",
+    llvm::cl::desc("With --tile: tiled, gpu or nvvm print the IR after that "
+                   "stage; ptx writes the PTX to -o and the launch plan "
+                   "beside it"),
+    llvm::cl::init("ptx"), llvm::cl::cat(kgraphCategory));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// `out.ptx` -> `out.plan.json`.
+static std::string planPathFor(llvm::StringRef ptxPath) {
+  llvm::StringRef stem = ptxPath;
+  if (stem.ends_with(".ptx"))
+    stem = stem.drop_back(4);
+  return (stem + ".plan.json").str();
+}
+
+int kgraph::kgraphOptMain(int argc, char **argv) {
+  mlir::registerAllPasses();
+  kgraph::registerAllPasses();
+  DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  kgraph::registerAllDialects(registry);
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "kgraph optimizer driver\n", registry);
+
+  if (tileTarget.empty()) {
+    if (fuseOps)
+      return fail("--fuse needs --tile=<target>");
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  }
+  if (!lookupSMTarget(tileTarget))
+    return fail("unknown target '" + tileTarget +
+                "'; known targets: " + getKnownSMTargetNames());
+  if (fuseOps)
+    llvm::WithColor::warning(llvm::errs(), "kgraph-opt")
+        << "--fuse: no fusion pass exists yet; each op becomes its own "
+           "kernel\n";
+
+  CompileOptions options;
+  options.target = tileTarget;
+  options.fuse = fuseOps;
+  bool emitPTX = emitStage == "ptx";
+  if (emitPTX) {
+    options.stopAfter = "binary";
+  } else if (emitStage == "tiled" || emitStage == "gpu" ||
+             emitStage == "nvvm") {
+    options.stopAfter = emitStage;
+  } else {
+    return fail("unknown --emit stage '" + emitStage +
+                "'; stages: tiled, gpu, nvvm, ptx");
+  }
+
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  config.setPassPipelineSetupFn([&](PassManager &pm) -> LogicalResult {
+    std::string error;
+    if (failed(buildCompilePipeline(pm, options, &error)))
+      return emitError(UnknownLoc::get(pm.getContext()), error);
+    return success();
+  });
+
+  std::string errorMessage;
+  auto input = openInputFile(inputFilename, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+
+  if (!emitPTX) {
+    auto output = openOutputFile(outputFilename, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+      return EXIT_FAILURE;
+    output->keep();
+    return EXIT_SUCCESS;
+  }
+
+  if (outputFilename == "-")
+    return fail("--emit=ptx writes files: give -o <file>.ptx (the launch "
+                "plan goes beside it)");
+
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return EXIT_FAILURE;
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return EXIT_FAILURE;
+  if (failed(config.setupPassPipeline(pm)))
+    return EXIT_FAILURE;
+  if (failed(pm.run(*module)))
+    return EXIT_FAILURE;
+  if (failed(emitPTXAndPlan(*module, outputFilename,
+                            planPathFor(outputFilename))))
+    return EXIT_FAILURE;
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,189 @@
+//===- Emit.cpp - PTX and launch plan from a compiled module --------------===//
+//
+// Reads the host function kgraph-lower-to-gpu produced (memref arguments,
+// memref.alloc'ed intermediates, gpu.launch_func in order) and writes the
+// launch plan of docs/launch-plan.md beside the PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+static std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isInteger(1))
+    return "i1";
+  if (t.isInteger(8))
+    return "i8";
+  if (t.isInteger(32))
+    return "i32";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// Constant integer behind a launch dimension, or failure.
+static FailureOr<int64_t> constantDim(Value v) {
+  IntegerAttr attr;
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value();
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if ((attr = llvm::dyn_cast<IntegerAttr>(c.getValue())))
+      return attr.getInt();
+  return failure();
+}
+
+LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
+                                     StringRef planPath) {
+  // The host function: the one that launches kernels.
+  SmallVector<func::FuncOp> hosts;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.getOps<gpu::LaunchFuncOp>().empty() ||
+        llvm::any_of(func.getArguments(), [&](BlockArgument a) {
+          return func.getArgAttr(a.getArgNumber(), kResultArgAttrName);
+        }))
+      hosts.push_back(func);
+  if (hosts.size() != 1)
+    return module.emitError("expected exactly one graph function to emit, "
+                            "found ")
+           << hosts.size();
+  func::FuncOp host = hosts.front();
+
+  std::string ptx;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    for (Attribute obj : binary.getObjects()) {
+      auto object = llvm::dyn_cast<gpu::ObjectAttr>(obj);
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+        return binary.emitError("expected a PTX (format=isa) object");
+      ptx += object.getObject().getValue().str();
+    }
+  }
+  if (ptx.empty() && !host.getOps<gpu::LaunchFuncOp>().empty())
+    return module.emitError("module has kernels but no PTX (gpu.binary)");
+
+  // Buffers: arguments first (inputs, then results), then allocations.
+  llvm::json::Array buffers;
+  DenseMap<Value, int64_t> bufferIds;
+  auto addBuffer = [&](Value v, StringRef kind, std::optional<int64_t> index) {
+    auto type = llvm::cast<MemRefType>(v.getType());
+    int64_t id = bufferIds.size();
+    bufferIds[v] = id;
+    Type elem = type.getElementType();
+    // i1 tensors are stored as i8; the result/argument attributes keep the
+    // logical type in `kgraph.dtype` when it differs.
+    int64_t elemBytes = std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
+    llvm::json::Object buffer{{"id", id},
+                              {"kind", kind},
+                              {"shape", llvm::json::Array(type.getShape())},
+                              {"dtype", dtypeName(elem)},
+                              {"bytes", type.getNumElements() * elemBytes}};
+    if (index)
+      buffer["index"] = *index;
+    buffers.push_back(std::move(buffer));
+  };
+  int64_t inputIndex = 0;
+  for (BlockArgument arg : host.getArguments()) {
+    auto result =
+        host.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kResultArgAttrName);
+    if (result)
+      addBuffer(arg, "output", result.getInt());
+    else
+      addBuffer(arg, "input", inputIndex++);
+  }
+  WalkResult walk = host.walk([&](memref::AllocOp alloc) {
+    addBuffer(alloc, "intermediate", std::nullopt);
+    return WalkResult::advance();
+  });
+  (void)walk;
+  // Logical dtype of boolean buffers.
+  auto patchDtype = [&](Value v, Attribute dtype) {
+    if (auto s = llvm::dyn_cast_if_present<StringAttr>(dtype))
+      (*buffers[bufferIds[v]].getAsObject())["dtype"] = s.getValue();
+  };
+  for (BlockArgument arg : host.getArguments())
+    patchDtype(arg, host.getArgAttr(arg.getArgNumber(), "kgraph.dtype"));
+  host.walk([&](memref::AllocOp alloc) {
+    patchDtype(alloc, alloc->getAttr("kgraph.dtype"));
+  });
+
+  llvm::json::Array kernels;
+  for (auto launch : host.getOps<gpu::LaunchFuncOp>()) {
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    SmallVector<int64_t> dims;
+    for (Value v : {grid.x, grid.y, grid.z, block.x, block.y, block.z}) {
+      FailureOr<int64_t> d = constantDim(v);
+      if (failed(d))
+        return launch.emitError("launch dimensions must be constants");
+      dims.push_back(*d);
+    }
+    int64_t shared = 0;
+    if (Value smem = launch.getDynamicSharedMemorySize()) {
+      FailureOr<int64_t> d = constantDim(smem);
+      if (failed(d))
+        return launch.emitError("dynamic shared memory must be a constant");
+      shared = *d;
+    }
+    llvm::json::Array args;
+    for (Value operand : launch.getKernelOperands()) {
+      auto it = bufferIds.find(operand);
+      if (it == bufferIds.end())
+        return launch.emitError("kernel operand is not a plan buffer");
+      args.push_back(llvm::json::Object{{"kind", "buffer"},
+                                        {"buffer", it->second}});
+    }
+    kernels.push_back(llvm::json::Object{
+        {"name", launch.getKernelName().getValue()},
+        {"grid", llvm::json::Array{dims[0], dims[1], dims[2]}},
+        {"block", llvm::json::Array{dims[3], dims[4], dims[5]}},
+        {"shared_bytes", shared},
+        {"args", std::move(args)}});
+  }
+
+  auto target = module->getAttrOfType<StringAttr>(kTargetAttrName);
+  llvm::json::Object plan{
+      {"format", "kgraph-launch-plan"},
+      {"version", 1},
+      {"target", target ? target.getValue() : StringRef("")},
+      {"ptx", llvm::sys::path::filename(ptxPath)},
+      {"function", host.getSymName()},
+      {"buffers", std::move(buffers)},
+      {"kernels", std::move(kernels)}};
+
+  std::string errorMessage;
+  auto ptxFile = openOutputFile(ptxPath, &errorMessage);
+  if (!ptxFile)
+    return module.emitError("cannot write '") << ptxPath << "': "
+                                              << errorMessage;
+  auto planFile = openOutputFile(planPath, &errorMessage);
+  if (!planFile)
+    return module.emitError("cannot write '") << planPath << "': "
+                                              << errorMessage;
+  ptxFile->os() << ptx;
+  planFile->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)))
+                 << "\n";
+  ptxFile->keep();
+  planFile->keep();
+  return success();
+}

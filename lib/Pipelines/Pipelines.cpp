@@ -1,0 +1,112 @@
+//===- Pipelines.cpp - kgraph's named compilation pipelines ---------------===//
+
+#include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Conversion/Passes.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+static const StringRef kStages[] = {"tiled", "gpu", "nvvm", "binary"};
+
+ArrayRef<StringRef> kgraph::getCompileStages() { return kStages; }
+
+/// Lowers the kernels of gpu.module @kgraph_kernels to NVVM for `target`.
+static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = target.name.str();
+  attach.features = target.ptxFeature();
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
+  gpuPm.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  gpuPm.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  gpuPm.addPass(createCanonicalizerPass());
+  gpuPm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
+                                           const CompileOptions &options,
+                                           std::string *error) {
+  const StringRef *stop = llvm::find(kStages, options.stopAfter.getValue());
+  if (stop == std::end(kStages)) {
+    if (error)
+      *error = "unknown stage '" + options.stopAfter.getValue() +
+               "'; stages: tiled, gpu, nvvm, binary";
+    return failure();
+  }
+  unsigned last = stop - std::begin(kStages);
+
+  // tiled
+  pm.addNestedPass<func::FuncOp>(createKGraphFormKernels());
+  KGraphTileOptions tile;
+  tile.target = options.target;
+  pm.addPass(createKGraphTile(tile));
+  if (last == 0)
+    return success();
+  // gpu
+  pm.addPass(createKGraphLowerToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (last == 1)
+    return success();
+  // nvvm: an unknown target never gets here, kgraph-tile reports it.
+  const SMTarget *target = lookupSMTarget(options.target);
+  if (!target)
+    return success();
+  buildGPUToNVVM(pm, *target);
+  if (last == 2)
+    return success();
+  // binary
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  return success();
+}
+
+namespace {
+struct GPUToNVVMOptions : public PassPipelineOptions<GPUToNVVMOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("SM target from the table"),
+                             llvm::cl::init("sm_80")};
+};
+} // namespace
+
+void kgraph::registerPipelines() {
+  PassPipelineRegistration<CompileOptions>(
+      "kgraph-compile",
+      "kgraph's whole pipeline: kernel formation, tiling, lowering to gpu, "
+      "nvvm and PTX (stop-after picks the last stage)",
+      [](OpPassManager &pm, const CompileOptions &options) {
+        std::string error;
+        if (failed(buildCompilePipeline(pm, options, &error)))
+          llvm::report_fatal_error(llvm::Twine(error), false);
+      });
+  PassPipelineRegistration<GPUToNVVMOptions>(
+      "kgraph-gpu-to-nvvm",
+      "The nvvm stage alone: attach the target from the SM table and lower "
+      "gpu.module kernels to NVVM",
+      [](OpPassManager &pm, const GPUToNVVMOptions &options) {
+        const SMTarget *target = lookupSMTarget(options.target);
+        if (!target)
+          llvm::report_fatal_error(
+              llvm::Twine("unknown target '") + options.target +
+                  "'; known targets: " + getKnownSMTargetNames(),
+              false);
+        buildGPUToNVVM(pm, *target);
+      });
+}

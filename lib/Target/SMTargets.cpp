@@ -1,0 +1,81 @@
+//===- SMTargets.cpp - the table of NVIDIA SM targets ---------------------===//
+//
+// Numbers are from NVIDIA's CUDA C++ Programming Guide (compute capability
+// tables) and the PTX ISA (minimum PTX version per target, mma shapes).
+// SM counts are those of the reference part named in each row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Target/SMTargets.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace kgraph;
+
+namespace {
+using T = MmaOperandType;
+// mma.sync shapes per generation.
+const MmaShape kVoltaMma[] = {{T::F16, 8, 8, 4}};
+const MmaShape kTuringMma[] = {{T::F16, 16, 8, 8}, {T::I8, 8, 8, 16}};
+const MmaShape kAmpereMma[] = {{T::F16, 16, 8, 16}, {T::BF16, 16, 8, 16},
+                               {T::TF32, 16, 8, 8}, {T::I8, 16, 8, 32}};
+const MmaShape kAdaMma[] = {{T::F16, 16, 8, 16}, {T::BF16, 16, 8, 16},
+                            {T::TF32, 16, 8, 8},  {T::I8, 16, 8, 32},
+                            {T::F8E4M3, 16, 8, 32}};
+const MmaShape kHopperMma[] = {{T::F16, 16, 8, 16}, {T::BF16, 16, 8, 16},
+                               {T::TF32, 16, 8, 8}, {T::I8, 16, 8, 32}};
+const MmaShape kHopperAMma[] = {
+    {T::F16, 16, 8, 16},          {T::BF16, 16, 8, 16},
+    {T::TF32, 16, 8, 8},          {T::I8, 16, 8, 32},
+    {T::F16, 64, 256, 16, true},  {T::BF16, 64, 256, 16, true},
+    {T::TF32, 64, 256, 8, true},  {T::I8, 64, 256, 32, true},
+    {T::F8E4M3, 64, 256, 32, true}};
+
+constexpr unsigned KiB = 1024;
+
+// name, cc, arch-specific, part, SMs, smem/block (opt-in), smem/SM, regs/SM,
+// regs/thread, threads/block, threads/SM, blocks/SM, min PTX, cp.async,
+// ldmatrix, TMA, wgmma, mma shapes.
+const SMTarget kTargets[] = {
+    {"sm_70", 70, false, "Tesla V100-SXM2", 80, 96 * KiB, 96 * KiB, 65536,
+     255, 1024, 2048, 32, 60, false, false, false, false, kVoltaMma},
+    {"sm_75", 75, false, "Tesla T4", 40, 64 * KiB, 64 * KiB, 65536, 255, 1024,
+     1024, 16, 63, false, true, false, false, kTuringMma},
+    {"sm_80", 80, false, "A100-SXM4", 108, 163 * KiB, 164 * KiB, 65536, 255,
+     1024, 2048, 32, 70, true, true, false, false, kAmpereMma},
+    {"sm_86", 86, false, "A10", 72, 99 * KiB, 100 * KiB, 65536, 255, 1024,
+     1536, 16, 71, true, true, false, false, kAmpereMma},
+    {"sm_89", 89, false, "L40S", 142, 99 * KiB, 100 * KiB, 65536, 255, 1024,
+     1536, 24, 78, true, true, false, false, kAdaMma},
+    {"sm_90", 90, false, "H200-SXM", 132, 227 * KiB, 228 * KiB, 65536, 255,
+     1024, 2048, 32, 78, true, true, true, false, kHopperMma},
+    {"sm_90a", 90, true, "H200-SXM", 132, 227 * KiB, 228 * KiB, 65536, 255,
+     1024, 2048, 32, 80, true, true, true, true, kHopperAMma},
+};
+} // namespace
+
+std::string SMTarget::ptxFeature() const {
+  return "+ptx" + std::to_string(minPtxVersion);
+}
+
+unsigned SMTarget::blocksPerSMByThreads(unsigned threadsPerBlock) const {
+  if (threadsPerBlock == 0)
+    return 0;
+  return std::min(maxBlocksPerSM, maxThreadsPerSM / threadsPerBlock);
+}
+
+llvm::ArrayRef<SMTarget> kgraph::getSMTargets() { return kTargets; }
+
+const SMTarget *kgraph::lookupSMTarget(llvm::StringRef name) {
+  for (const SMTarget &t : kTargets)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+std::string kgraph::getKnownSMTargetNames() {
+  return llvm::join(llvm::map_range(kTargets,
+                                    [](const SMTarget &t) { return t.name; }),
+                    ", ");
+}
