@@ -47,9 +47,16 @@ int main(int argc, char **argv) {
   if (mlir::failed(mlir::verify(*module)))
     return 1;
 
-  mlir::PassManager pm(&context);
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs())))
+  // The pipeline names its root op (`builtin.module(...)`): parse it as a
+  // whole and anchor the pass manager there. (The parsePassPipeline overload
+  // that appends to an existing manager would nest `builtin.module(...)`
+  // under the root and run it only on modules inside the module.)
+  mlir::FailureOr<mlir::OpPassManager> parsed =
+      mlir::parsePassPipeline(pipeline, llvm::errs());
+  if (mlir::failed(parsed))
     return 1;
+  mlir::PassManager pm(&context, parsed->getOpAnchorName());
+  static_cast<mlir::OpPassManager &>(pm) = std::move(*parsed);
   if (mlir::failed(pm.run(*module)))
     return 1;
 
