@@ -12,7 +12,6 @@
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace kgraph;
@@ -100,11 +99,10 @@ static LogicalResult checkSameElementType(std::optional<Location> loc,
                                           const NamedTensor &b) {
   if (a.type.getElementType() == b.type.getElementType())
     return success();
-  return emitOptionalError(
-      loc, "'", opName, "' op ", a.name, " and ", b.name,
-      " must have the same element type, but ", a.name, " has ",
-      a.type.getElementType(), " and ", b.name, " has ",
-      b.type.getElementType());
+  return emitOptionalError(loc, "'", opName, "' op ", a.name, " and ", b.name,
+                           " must have the same element type, but ", a.name,
+                           " has ", a.type.getElementType(), " and ", b.name,
+                           " has ", b.type.getElementType());
 }
 
 /// Computes the numpy broadcast of the operand shapes: shapes are aligned at
@@ -138,10 +136,11 @@ static LogicalResult broadcastShapes(std::optional<Location> loc,
       }
       if (size != shape[dim])
         return emitOptionalError(
-            loc, "'", opName, "' op operands are not broadcast compatible: ",
-            "dimension ", ownerDim, " of ", owner->name, " ", owner->type,
-            " is ", shape[dim], " but dimension ", operandDim, " of ",
-            operand.name, " ", operand.type, " is ", size);
+            loc, "'", opName,
+            "' op operands are not broadcast compatible: dimension ", ownerDim,
+            " of ", owner->name, " ", owner->type, " is ", shape[dim],
+            " but dimension ", operandDim, " of ", operand.name, " ",
+            operand.type, " is ", size);
     }
   }
   return success();
@@ -156,9 +155,8 @@ LogicalResult kgraph::detail::verifyResultTypesMatch(Operation *op,
   for (auto [index, written] : llvm::enumerate(op->getResultTypes())) {
     Type expected = index < inferred.size() ? inferred[index] : Type();
     if (written != expected)
-      return op->emitOpError()
-             << "result #" << index << " has type " << written
-             << " but the operands imply " << expected;
+      return op->emitOpError() << "result #" << index << " has type " << written
+                               << " but the operands imply " << expected;
   }
   return success();
 }
@@ -166,12 +164,12 @@ LogicalResult kgraph::detail::verifyResultTypesMatch(Operation *op,
 LogicalResult kgraph::detail::verifyIdenticalShapes(Operation *op) {
   if (op->getNumOperands() == 0)
     return success();
-  auto reference = llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto reference =
+      llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   // The ODS type constraints (verified before) report non-tensors.
   if (!reference)
     return success();
-  auto check = [&](Type type, StringRef what,
-                   unsigned index) -> LogicalResult {
+  auto check = [&](Type type, StringRef what, unsigned index) -> LogicalResult {
     auto tensor = llvm::dyn_cast<RankedTensorType>(type);
     if (!tensor)
       return success();
@@ -208,12 +206,10 @@ LogicalResult kgraph::detail::verifyIdenticalShapes(Operation *op) {
 
 /// Infers the result of a broadcasting binary op: the broadcast shape with
 /// the operands' common element type (`i1` when `boolResult` is set).
-static LogicalResult inferBinaryType(MLIRContext *context,
-                                     std::optional<Location> loc,
-                                     StringRef opName, Type lhsType,
-                                     Type rhsType, ElementKind kind,
-                                     bool boolResult,
-                                     SmallVectorImpl<Type> &inferred) {
+static LogicalResult
+inferBinaryType(MLIRContext *context, std::optional<Location> loc,
+                StringRef opName, Type lhsType, Type rhsType, ElementKind kind,
+                bool boolResult, SmallVectorImpl<Type> &inferred) {
   FailureOr<NamedTensor> lhs =
       checkOperand(loc, opName, {"lhs", lhsType}, kind);
   if (failed(lhs))
@@ -227,8 +223,8 @@ static LogicalResult inferBinaryType(MLIRContext *context,
   SmallVector<int64_t> shape;
   if (failed(broadcastShapes(loc, opName, {*lhs, *rhs}, shape)))
     return failure();
-  Type elementType = boolResult ? IntegerType::get(context, 1)
-                                : lhs->type.getElementType();
+  Type elementType =
+      boolResult ? IntegerType::get(context, 1) : lhs->type.getElementType();
   inferred.push_back(RankedTensorType::get(shape, elementType));
   return success();
 }
@@ -400,31 +396,29 @@ LogicalResult CompareOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location,
     CompareOp::Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
   return inferBinaryType(context, location, getOperationName(),
-                         adaptor.getLhs().getType(),
-                         adaptor.getRhs().getType(), ElementKind::Numeric,
+                         adaptor.getLhs().getType(), adaptor.getRhs().getType(),
+                         ElementKind::Numeric,
                          /*boolResult=*/true, inferredReturnTypes);
 }
 
-LogicalResult SelectOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, SelectOp::Adaptor adaptor,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+LogicalResult
+SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           SelectOp::Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredReturnTypes) {
   StringRef opName = getOperationName();
-  FailureOr<NamedTensor> condition =
-      checkOperand(location, opName,
-                   {"condition", adaptor.getCondition().getType()},
-                   ElementKind::Bool);
+  FailureOr<NamedTensor> condition = checkOperand(
+      location, opName, {"condition", adaptor.getCondition().getType()},
+      ElementKind::Bool);
   if (failed(condition))
     return failure();
-  FailureOr<NamedTensor> trueValue =
-      checkOperand(location, opName,
-                   {"true_value", adaptor.getTrueValue().getType()},
-                   ElementKind::Numeric);
+  FailureOr<NamedTensor> trueValue = checkOperand(
+      location, opName, {"true_value", adaptor.getTrueValue().getType()},
+      ElementKind::Numeric);
   if (failed(trueValue))
     return failure();
-  FailureOr<NamedTensor> falseValue =
-      checkOperand(location, opName,
-                   {"false_value", adaptor.getFalseValue().getType()},
-                   ElementKind::Numeric);
+  FailureOr<NamedTensor> falseValue = checkOperand(
+      location, opName, {"false_value", adaptor.getFalseValue().getType()},
+      ElementKind::Numeric);
   if (failed(falseValue))
     return failure();
   if (failed(checkSameElementType(location, opName, *trueValue, *falseValue)))
