@@ -53,8 +53,7 @@ getStaticTensorType(Type type, const Twine &name,
                     llvm::function_ref<InFlightDiagnostic()> emitError) {
   auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
   if (!tensorType || !tensorType.hasStaticShape()) {
-    emitError() << name << " must be a statically shaped tensor, got "
-                << type;
+    emitError() << name << " must be a statically shaped tensor, got " << type;
     return {};
   }
   return tensorType;
@@ -68,8 +67,7 @@ static OpFoldResult foldSplat(Attribute operand, Type type) {
   if (!splat || !shapedType ||
       splat.getElementType() != shapedType.getElementType())
     return {};
-  return DenseElementsAttr::get(shapedType,
-                                splat.getSplatValue<Attribute>());
+  return DenseElementsAttr::get(shapedType, splat.getSplatValue<Attribute>());
 }
 
 //===----------------------------------------------------------------------===//
@@ -81,8 +79,7 @@ LogicalResult ReshapeOp::verify() {
   auto resultType = llvm::cast<RankedTensorType>(getType());
   if (inputType.getElementType() != resultType.getElementType())
     return emitOpError("result element type ")
-           << resultType.getElementType()
-           << " differs from input element type "
+           << resultType.getElementType() << " differs from input element type "
            << inputType.getElementType();
   if (inputType.getNumElements() != resultType.getNumElements())
     return emitOpError("input has ")
@@ -196,9 +193,9 @@ LogicalResult SliceOp::inferReturnTypes(
     ArrayRef<int64_t> values;
     bool allowZero;
   };
-  for (const ListCheck &list : {ListCheck{"offsets", offsets, true},
-                                ListCheck{"sizes", sizes, false},
-                                ListCheck{"strides", strides, false}}) {
+  for (const ListCheck &list :
+       {ListCheck{"offsets", offsets, true}, ListCheck{"sizes", sizes, false},
+        ListCheck{"strides", strides, false}}) {
     if (static_cast<int64_t>(list.values.size()) != rank)
       return emitError() << list.name << " " << formatList(list.values)
                          << " has " << list.values.size()
@@ -212,8 +209,8 @@ LogicalResult SliceOp::inferReturnTypes(
 
   for (int64_t dim = 0; dim < rank; ++dim) {
     // Attributes are unbounded, so the last index is computed with checks.
-    std::optional<int64_t> last =
-        llvm::checkedMulAdd<int64_t>(sizes[dim] - 1, strides[dim], offsets[dim]);
+    std::optional<int64_t> last = llvm::checkedMulAdd<int64_t>(
+        sizes[dim] - 1, strides[dim], offsets[dim]);
     int64_t dimSize = inputType.getDimSize(dim);
     if (last && *last < dimSize)
       continue;
@@ -259,8 +256,8 @@ LogicalResult ConcatOp::inferReturnTypes(
 
   SmallVector<RankedTensorType> types;
   for (auto [i, input] : llvm::enumerate(inputs)) {
-    RankedTensorType type = getStaticTensorType(
-        input.getType(), "input #" + Twine(i), emitError);
+    RankedTensorType type =
+        getStaticTensorType(input.getType(), "input #" + Twine(i), emitError);
     if (!type)
       return failure();
     types.push_back(type);
@@ -318,8 +315,7 @@ LogicalResult BroadcastToOp::verify() {
   auto resultType = llvm::cast<RankedTensorType>(getType());
   if (inputType.getElementType() != resultType.getElementType())
     return emitOpError("result element type ")
-           << resultType.getElementType()
-           << " differs from input element type "
+           << resultType.getElementType() << " differs from input element type "
            << inputType.getElementType();
   int64_t inputRank = inputType.getRank();
   int64_t resultRank = resultType.getRank();
@@ -335,9 +331,8 @@ LogicalResult BroadcastToOp::verify() {
     if (inputSize != resultSize && inputSize != 1)
       return emitOpError("input dim ")
              << dim << " (size " << inputSize
-             << ") cannot broadcast to result dim " << dim + offset
-             << " (size " << resultSize
-             << "): sizes must match or the input size must be 1";
+             << ") cannot broadcast to result dim " << dim + offset << " (size "
+             << resultSize << "): sizes must match or the input size must be 1";
   }
   return success();
 }

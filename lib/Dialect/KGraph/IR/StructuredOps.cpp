@@ -53,8 +53,7 @@ getStaticTensorType(Type type, StringRef name,
                     llvm::function_ref<InFlightDiagnostic()> emitError) {
   auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
   if (!tensorType || !tensorType.hasStaticShape()) {
-    emitError() << name << " must be a statically shaped tensor, got "
-                << type;
+    emitError() << name << " must be a statically shaped tensor, got " << type;
     return {};
   }
   return tensorType;
@@ -94,8 +93,8 @@ static LogicalResult verifyAccumulation(Operation *op, Type operand,
   else if (operand.isInteger(8))
     allowed = result.isInteger(32);
   if (!allowed)
-    return op->emitOpError() << operand << " operands cannot accumulate into "
-                             << result;
+    return op->emitOpError()
+           << operand << " operands cannot accumulate into " << result;
   if (precision == Precision::tf32 && !operand.isF32())
     return op->emitOpError("precision tf32 requires f32 operands, got ")
            << operand;
@@ -119,10 +118,6 @@ struct WindowDim {
 static FailureOr<int64_t>
 computeWindowOutputSize(const WindowDim &dim, bool showDilation,
                         llvm::function_ref<InFlightDiagnostic()> emitError) {
-  auto describe = [&](InFlightDiagnostic diag) {
-    diag << "output " << dim.name << " is ";
-    return diag;
-  };
   auto printFormula = [&](InFlightDiagnostic &diag) {
     diag << "floor((" << dim.letter << " " << dim.size << " + padding "
          << dim.padLo << " + " << dim.padHi << " - ";
@@ -133,8 +128,8 @@ computeWindowOutputSize(const WindowDim &dim, bool showDilation,
       diag << "K" << dim.letter << " " << dim.kernel;
     diag << ") / stride " << dim.stride << ") + 1";
   };
-  std::optional<int64_t> span = llvm::checkedMulAdd<int64_t>(
-      dim.dilation, dim.kernel - 1, 1);
+  std::optional<int64_t> span =
+      llvm::checkedMulAdd<int64_t>(dim.dilation, dim.kernel - 1, 1);
   std::optional<int64_t> padded = llvm::checkedAdd(dim.size, dim.padLo);
   if (padded)
     padded = llvm::checkedAdd(*padded, dim.padHi);
@@ -142,15 +137,15 @@ computeWindowOutputSize(const WindowDim &dim, bool showDilation,
   if (span && padded)
     numerator = llvm::checkedSub(*padded, *span);
   if (!numerator) {
-    InFlightDiagnostic diag = describe(emitError());
-    diag << "out of int64 range: ";
+    InFlightDiagnostic diag = emitError();
+    diag << "output " << dim.name << " is out of int64 range: ";
     printFormula(diag);
     return failure();
   }
   int64_t size = llvm::divideFloorSigned(*numerator, dim.stride) + 1;
   if (size <= 0) {
-    InFlightDiagnostic diag = describe(emitError());
-    diag << "non-positive: ";
+    InFlightDiagnostic diag = emitError();
+    diag << "output " << dim.name << " is non-positive: ";
     printFormula(diag);
     diag << " = " << size;
     return failure();
@@ -237,8 +232,7 @@ LogicalResult Conv2dOp::verify() {
            << filterType.getRank();
   if (inputType.getElementType() != filterType.getElementType())
     return emitOpError("input element type ")
-           << inputType.getElementType()
-           << " differs from filter element type "
+           << inputType.getElementType() << " differs from filter element type "
            << filterType.getElementType();
 
   auto emitError = [&]() { return emitOpError(); };
@@ -269,13 +263,11 @@ LogicalResult Conv2dOp::verify() {
   int64_t kernelW = nhwc ? filter[2] : filter[3];
 
   if (channels % groups != 0)
-    return emitOpError("groups ")
-           << groups << " does not divide the " << channels
-           << " input channels";
+    return emitOpError("groups ") << groups << " does not divide the "
+                                  << channels << " input channels";
   if (filters % groups != 0)
-    return emitOpError("groups ")
-           << groups << " does not divide the " << filters
-           << " output channels (filters)";
+    return emitOpError("groups ") << groups << " does not divide the "
+                                  << filters << " output channels (filters)";
   if (filterChannels != channels / groups)
     return emitOpError("filter has ")
            << filterChannels << " channels per group but the input has "
@@ -285,12 +277,11 @@ LogicalResult Conv2dOp::verify() {
     return emitOpError("filter kernel must be non-empty, got ")
            << kernelH << "x" << kernelW;
 
-  WindowDim spatial[2] = {{"height", "H", "top", "bottom", input[dims.height],
-                           padding[0], padding[1], kernelH, strides[0],
-                           dilations[0]},
-                          {"width", "W", "left", "right", input[dims.width],
-                           padding[2], padding[3], kernelW, strides[1],
-                           dilations[1]}};
+  WindowDim spatial[2] = {
+      {"height", "H", "top", "bottom", input[dims.height], padding[0],
+       padding[1], kernelH, strides[0], dilations[0]},
+      {"width", "W", "left", "right", input[dims.width], padding[2], padding[3],
+       kernelW, strides[1], dilations[1]}};
   int64_t outSizes[2];
   for (auto [i, dim] : llvm::enumerate(spatial)) {
     FailureOr<int64_t> size =
@@ -339,14 +330,13 @@ LogicalResult Pool2dOp::inferReturnTypes(
   ArrayRef<int64_t> padding = adaptor.getPaddingAttr()
                                   ? adaptor.getPadding()
                                   : ArrayRef<int64_t>(kDefaultPadding);
-  Layout layout =
-      adaptor.getLayoutAttr() ? adaptor.getLayout() : Layout::nchw;
-  if (failed(verifyIntList(kernel, "kernel", 2, /*allowZero=*/false,
-                           emitError)) ||
+  Layout layout = adaptor.getLayoutAttr() ? adaptor.getLayout() : Layout::nchw;
+  if (failed(
+          verifyIntList(kernel, "kernel", 2, /*allowZero=*/false, emitError)) ||
       failed(verifyIntList(strides, "strides", 2, /*allowZero=*/false,
                            emitError)) ||
-      failed(verifyIntList(padding, "padding", 4, /*allowZero=*/true,
-                           emitError)))
+      failed(
+          verifyIntList(padding, "padding", 4, /*allowZero=*/true, emitError)))
     return failure();
 
   Type elementType = inputType.getElementType();
@@ -365,8 +355,8 @@ LogicalResult Pool2dOp::inferReturnTypes(
   int64_t outSizes[2];
   for (auto [i, dim] : llvm::enumerate(spatial)) {
     // A window wholly inside the padding would have no element to reduce.
-    for (auto [side, pad] : {std::pair(dim.loName, dim.padLo),
-                             std::pair(dim.hiName, dim.padHi)}) {
+    for (auto [side, pad] :
+         {std::pair(dim.loName, dim.padLo), std::pair(dim.hiName, dim.padHi)}) {
       if (pad >= dim.kernel)
         return emitError() << "padding " << pad << " on the " << side
                            << " must be smaller than the kernel " << dim.name
