@@ -44,6 +44,12 @@ static llvm::cl::opt<std::string> emitStage(
                    "beside it"),
     llvm::cl::init("ptx"), llvm::cl::cat(kgraphCategory));
 
+static llvm::cl::opt<std::string> cudaPath(
+    "cuda-path",
+    llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "
+                   "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+    llvm::cl::value_desc("dir"), llvm::cl::cat(kgraphCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
   return EXIT_FAILURE;
@@ -85,6 +91,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   CompileOptions options;
   options.target = tileTarget;
   options.fuse = fuseOps;
+  options.cudaPath = cudaPath;
   bool emitPTX = emitStage == "ptx";
   if (emitPTX) {
     options.stopAfter = "binary";

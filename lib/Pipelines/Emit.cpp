@@ -65,7 +65,7 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
         }))
       hosts.push_back(func);
   if (hosts.size() != 1)
-    return module.emitError("expected exactly one graph function to emit, "
+    return emitError(module.getLoc(), "expected exactly one graph function to emit, "
                             "found ")
            << hosts.size();
   func::FuncOp host = hosts.front();
@@ -75,12 +75,21 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
     for (Attribute obj : binary.getObjects()) {
       auto object = llvm::dyn_cast<gpu::ObjectAttr>(obj);
       if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
-        return binary.emitError("expected a PTX (format=isa) object");
+        return emitError(binary.getLoc(), "expected a PTX (format=isa) object");
       ptx += object.getObject().getValue().str();
     }
   }
   if (ptx.empty() && !host.getOps<gpu::LaunchFuncOp>().empty())
-    return module.emitError("module has kernels but no PTX (gpu.binary)");
+    return emitError(module.getLoc(), "module has kernels but no PTX (gpu.binary)");
+  // Math functions come from libdevice; PTX that still declares one as
+  // external would fail to load, so never write it.
+  for (StringRef line : llvm::split(ptx, '\n')) {
+    if (!line.trim().starts_with(".extern .func"))
+      continue;
+    return emitError(module.getLoc(), "PTX calls an unresolved external function (")
+           << line.trim() << "): libdevice was not linked; point --cuda-path "
+           << "or $CUDA_HOME at a CUDA toolkit with nvvm/libdevice";
+  }
 
   // Buffers: arguments first (inputs, then results), then allocations.
   llvm::json::Array buffers;
@@ -122,9 +131,9 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
       (*buffers[bufferIds[v]].getAsObject())["dtype"] = s.getValue();
   };
   for (BlockArgument arg : host.getArguments())
-    patchDtype(arg, host.getArgAttr(arg.getArgNumber(), "kgraph.dtype"));
+    patchDtype(arg, host.getArgAttr(arg.getArgNumber(), kDtypeAttrName));
   host.walk([&](memref::AllocOp alloc) {
-    patchDtype(alloc, alloc->getAttr("kgraph.dtype"));
+    patchDtype(alloc, alloc->getAttr(kDtypeAttrName));
   });
 
   llvm::json::Array kernels;
@@ -135,21 +144,21 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
     for (Value v : {grid.x, grid.y, grid.z, block.x, block.y, block.z}) {
       FailureOr<int64_t> d = constantDim(v);
       if (failed(d))
-        return launch.emitError("launch dimensions must be constants");
+        return emitError(launch.getLoc(), "launch dimensions must be constants");
       dims.push_back(*d);
     }
     int64_t shared = 0;
     if (Value smem = launch.getDynamicSharedMemorySize()) {
       FailureOr<int64_t> d = constantDim(smem);
       if (failed(d))
-        return launch.emitError("dynamic shared memory must be a constant");
+        return emitError(launch.getLoc(), "dynamic shared memory must be a constant");
       shared = *d;
     }
     llvm::json::Array args;
     for (Value operand : launch.getKernelOperands()) {
       auto it = bufferIds.find(operand);
       if (it == bufferIds.end())
-        return launch.emitError("kernel operand is not a plan buffer");
+        return emitError(launch.getLoc(), "kernel operand is not a plan buffer");
       args.push_back(llvm::json::Object{{"kind", "buffer"},
                                         {"buffer", it->second}});
     }
@@ -174,11 +183,11 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   std::string errorMessage;
   auto ptxFile = openOutputFile(ptxPath, &errorMessage);
   if (!ptxFile)
-    return module.emitError("cannot write '") << ptxPath << "': "
+    return emitError(module.getLoc(), "cannot write '") << ptxPath << "': "
                                               << errorMessage;
   auto planFile = openOutputFile(planPath, &errorMessage);
   if (!planFile)
-    return module.emitError("cannot write '") << planPath << "': "
+    return emitError(module.getLoc(), "cannot write '") << planPath << "': "
                                               << errorMessage;
   ptxFile->os() << ptx;
   planFile->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)))

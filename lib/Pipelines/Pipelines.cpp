@@ -14,6 +14,10 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace kgraph;
@@ -21,6 +25,26 @@ using namespace kgraph;
 static const StringRef kStages[] = {"tiled", "gpu", "nvvm", "binary"};
 
 ArrayRef<StringRef> kgraph::getCompileStages() { return kStages; }
+
+std::string kgraph::findCUDAToolkit(StringRef preferred) {
+  // An explicit path is taken as is: no silent fallback to another toolkit.
+  SmallVector<std::string> candidates;
+  if (!preferred.empty()) {
+    candidates.push_back(preferred.str());
+  } else {
+    for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+      if (const char *value = std::getenv(var))
+        candidates.push_back(value);
+    candidates.push_back("/usr/local/cuda");
+  }
+  for (const std::string &root : candidates) {
+    SmallString<128> libdevice(root);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+    if (llvm::sys::fs::exists(libdevice))
+      return root;
+  }
+  return "";
+}
 
 /// Lowers the kernels of gpu.module @kgraph_kernels to NVVM for `target`.
 static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
@@ -74,6 +98,7 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
   // binary
   GpuModuleToBinaryPassOptions toBinary;
   toBinary.compilationTarget = "isa";
+  toBinary.toolkitPath = findCUDAToolkit(options.cudaPath);
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
   return success();
 }

@@ -22,7 +22,18 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "stop-after",
       llvm::cl::desc("last stage: tiled, gpu, nvvm or binary"),
       llvm::cl::init("binary")};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "
+                     "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+      llvm::cl::init("")};
 };
+
+/// The CUDA toolkit root whose nvvm/libdevice/libdevice.10.bc the binary
+/// stage links (math functions come from libdevice): `preferred` if given
+/// (and nothing else), else the first of $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT,
+/// /usr/local/cuda that has libdevice. Empty if there is none.
+std::string findCUDAToolkit(llvm::StringRef preferred = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
 ///   tiled:  kgraph-form-kernels, kgraph-tile            (kgraph on tensors)

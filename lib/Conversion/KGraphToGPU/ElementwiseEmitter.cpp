@@ -532,30 +532,69 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
       tid);
   Value stride = arith::ConstantIndexOp::create(b, loc, blockSize * gridSize);
 
-  // Emits one step computing `w` elements from flat output index `base`.
-  auto emitStep = [&](OpBuilder &nb, Value base, int64_t w) -> LogicalResult {
+  // Emits steps computing `w` elements from each flat output index in
+  // `bases`: every load and computation first, then the stores, so the loads
+  // of all steps are in flight together (stores may alias inputs, so loads
+  // cannot be moved above them later).
+  auto emitSteps = [&](OpBuilder &nb, ArrayRef<Value> bases,
+                       int64_t w) -> LogicalResult {
     ElementwiseEmitter emitter(nb, loc, w, flatArgs);
-    Access access{AccessKind::Contiguous, {base}};
-    for (auto [i, value] : llvm::enumerate(yield.getValues())) {
-      FailureOr<SmallVector<Value>> lanes = emitter.evaluate(value, access);
-      if (failed(lanes))
-        return failure();
-      emitter.store(*lanes, getElementType(group.getResult(i)), flatOutputs[i],
-                    base);
+    SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
+    for (Value base : bases) {
+      Access access{AccessKind::Contiguous, {base}};
+      for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+        FailureOr<SmallVector<Value>> lanes = emitter.evaluate(value, access);
+        if (failed(lanes))
+          return failure();
+        pending.emplace_back(i, *lanes);
+      }
     }
+    unsigned numResults = yield.getValues().size();
+    for (auto [k, entry] : llvm::enumerate(pending))
+      emitter.store(entry.second, getElementType(group.getResult(entry.first)),
+                    flatOutputs[entry.first], bases[k / numResults]);
     return success();
+  };
+  auto c = [&](OpBuilder &nb, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(nb, loc, v);
   };
 
   int64_t numVectors = numElements / width;
+  int64_t unroll = config.getUnroll();
+  int64_t strideValue = blockSize * gridSize;
   LogicalResult status = success();
-  if (numVectors > 0) {
-    Value ub = arith::ConstantIndexOp::create(b, loc, numVectors);
-    auto loop = scf::ForOp::create(b, loc, global, ub, stride);
+  Value rest = global; // where the one-vector-per-trip loop starts
+  if (unroll > 1 && numVectors > (unroll - 1) * strideValue) {
+    // Trips of `unroll` vectors while the last of them is in range:
+    // iv + (unroll - 1) * stride < numVectors.
+    int64_t mainBound = numVectors - (unroll - 1) * strideValue;
+    Value step = c(b, strideValue * unroll);
+    auto loop = scf::ForOp::create(b, loc, global, c(b, mainBound), step);
     OpBuilder nb = OpBuilder::atBlockBegin(loop.getBody());
-    Value base = arith::MulIOp::create(
-        nb, loc, loop.getInductionVar(),
-        arith::ConstantIndexOp::create(nb, loc, width));
-    status = emitStep(nb, base, width);
+    SmallVector<Value> bases;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value iv = loop.getInductionVar();
+      if (u > 0)
+        iv = arith::AddIOp::create(nb, loc, iv, c(nb, u * strideValue));
+      bases.push_back(arith::MulIOp::create(nb, loc, iv, c(nb, width)));
+    }
+    status = emitSteps(nb, bases, width);
+    // rest = global + ceil(max(mainBound - global, 0) / step) * step
+    Value inMain = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         global, c(b, mainBound));
+    Value span = arith::SelectOp::create(
+        b, loc, inMain, arith::SubIOp::create(b, loc, c(b, mainBound), global),
+        c(b, 0));
+    Value trips = arith::CeilDivUIOp::create(b, loc, span, step);
+    rest = arith::AddIOp::create(b, loc, global,
+                                 arith::MulIOp::create(b, loc, trips, step));
+  }
+  if (succeeded(status) && numVectors > 0) {
+    auto loop = scf::ForOp::create(b, loc, rest, c(b, numVectors), stride);
+    OpBuilder nb = OpBuilder::atBlockBegin(loop.getBody());
+    Value base =
+        arith::MulIOp::create(nb, loc, loop.getInductionVar(), c(nb, width));
+    status = emitSteps(nb, {base}, width);
   }
   if (succeeded(status) && numElements % width != 0) {
     Value lb = arith::AddIOp::create(
@@ -564,7 +603,7 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
     Value ub = arith::ConstantIndexOp::create(b, loc, numElements);
     auto loop = scf::ForOp::create(b, loc, lb, ub, stride);
     OpBuilder nb = OpBuilder::atBlockBegin(loop.getBody());
-    status = emitStep(nb, loop.getInductionVar(), 1);
+    status = emitSteps(nb, {loop.getInductionVar()}, 1);
   }
   gpu::ReturnOp::create(b, loc);
   return status;

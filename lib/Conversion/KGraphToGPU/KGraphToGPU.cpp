@@ -142,6 +142,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
             b, group.getLoc(),
             getStorageMemRefType(
                 llvm::cast<RankedTensorType>(result.getType())));
+        if (getElementTypeOrSelf(result.getType()).isInteger(1))
+          buffer.getDefiningOp()->setAttr(kDtypeAttrName,
+                                          StringAttr::get(ctx, "i1"));
         allocations.push_back(buffer);
       }
       buffers.map(result, buffer);
@@ -178,6 +181,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   func::ReturnOp::create(b, loc);
 
   // Swap in the new body and signature.
+  SmallVector<Type> oldArgTypes(func.getArgumentTypes());
+  SmallVector<Type> oldResultTypes(func.getResultTypes());
   unsigned numInputs = func.getNumArguments();
   unsigned numResults = func.getNumResults();
   oldBody.dropAllDefinedValueUses();
@@ -191,6 +196,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   for (unsigned i = 0; i < numResults; ++i)
     func.setArgAttr(numInputs + i, kResultArgAttrName,
                     IntegerAttr::get(IntegerType::get(ctx, 64), i));
+  // Boolean tensors are stored as bytes; keep their logical type visible.
+  SmallVector<Type> logicalTypes(oldArgTypes);
+  llvm::append_range(logicalTypes, oldResultTypes);
+  for (auto [i, t] : llvm::enumerate(logicalTypes))
+    if (getElementTypeOrSelf(t).isInteger(1))
+      func.setArgAttr(i, kDtypeAttrName, StringAttr::get(ctx, "i1"));
   return success();
 }
 

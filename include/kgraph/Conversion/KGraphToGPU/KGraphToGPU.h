@@ -20,6 +20,10 @@ inline constexpr llvm::StringLiteral kKernelModuleName = "kgraph_kernels";
 /// Argument attribute marking a host-function argument as result #i.
 inline constexpr llvm::StringLiteral kResultArgAttrName = "kgraph.result";
 
+/// Attribute giving the logical dtype of a buffer stored in another type
+/// ("i1" on i8 buffers).
+inline constexpr llvm::StringLiteral kDtypeAttrName = "kgraph.dtype";
+
 /// Element type a tensor of `elementType` is stored as in device memory
 /// (i1 is stored as one byte).
 mlir::Type getStorageElementType(mlir::Type elementType);

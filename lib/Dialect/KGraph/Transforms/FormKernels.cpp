@@ -70,7 +70,7 @@ struct FormKernelsPass
     : public kgraph::impl::KGraphFormKernelsBase<FormKernelsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> toWrap;
-    getOperation().getBody().walk([&](Operation *op) {
+    getOperation().getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (llvm::isa<FusedOp>(op))
         return WalkResult::skip();
       if (isKernelOp(op))

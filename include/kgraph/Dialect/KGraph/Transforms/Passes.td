@@ -39,9 +39,9 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
     present is kept, so tests, users and tuners can pin one.
 
     Elementwise groups get `#kgraph.elementwise_config`: 16-byte vectors for
-    the widest element type the group touches, 256-thread blocks, and a grid
-    of full waves over the target's SM count (a grid-stride loop covers the
-    rest).
+    the widest element type the group touches, 256-thread blocks, one vector
+    per thread while the grid stays within 64 waves of resident blocks over
+    the target's SM count, and a grid-stride loop past that.
 
     Before:
     ```mlir

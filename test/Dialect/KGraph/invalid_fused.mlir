@@ -1,0 +1,118 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics
+
+func.func @arg_count(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op body has 2 arguments but the op has 1 inputs}}
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+    kgraph.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @arg_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op body argument #0 has type 'tensor<4xf16>' but input #0 has type 'tensor<4xf32>'}}
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf16>):
+    %c = kgraph.cast %x : tensor<4xf16> to tensor<4xf32>
+    kgraph.yield %c : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_count(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op yields 2 values but the op has 1 results}}
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    kgraph.yield %x, %x : tensor<4xf32>, tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_type(%a: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'kgraph.fused' op yielded value #0 has type 'tensor<4xf32>' but result #0 has type 'tensor<4xf16>'}}
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%x: tensor<4xf32>):
+    kgraph.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+func.func @nested(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    // expected-error @+1 {{'kgraph.fused' op cannot be nested in another kgraph.fused}}
+    %1 = kgraph.fused (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%y: tensor<4xf32>):
+      kgraph.yield %y : tensor<4xf32>
+    }
+    kgraph.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @foreign_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op body may only hold kgraph ops and arith.constant, found 'tensor.empty'}}
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    kgraph.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @captures(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = kgraph.fused () : () -> tensor<4xf32> {
+    // expected-error @+1 {{'kgraph.relu' op using value defined outside the region}}
+    %r = kgraph.relu %a : tensor<4xf32>
+    kgraph.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'kgraph.yield' op expects parent op 'kgraph.fused'}}
+  kgraph.yield %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{block_size must be a multiple of 32 in [32, 1024], got 100}}
+func.func @bad_block() attributes {c = #kgraph.elementwise_config<block_size = 100, vector_width = 4, unroll = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{vector_width must be a power of two in [1, 16], got 3}}
+func.func @bad_width() attributes {c = #kgraph.elementwise_config<block_size = 128, vector_width = 3, unroll = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unroll must be in [1, 16], got 0}}
+func.func @bad_unroll() attributes {c = #kgraph.elementwise_config<block_size = 128, vector_width = 4, unroll = 0, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{grid_size must be in [1, 2^31 - 1], got 0}}
+func.func @bad_grid() attributes {c = #kgraph.elementwise_config<block_size = 128, vector_width = 4, unroll = 1, grid_size = 0>} {
+  return
+}

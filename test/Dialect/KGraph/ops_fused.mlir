@@ -1,0 +1,30 @@
+// RUN: kgraph-opt %s | kgraph-opt | FileCheck %s
+// RUN: kgraph-opt %s --mlir-print-op-generic | kgraph-opt | FileCheck %s
+
+// CHECK-LABEL: func @group
+// CHECK: %[[R:.*]]:2 = kgraph.fused(%{{.*}}, %{{.*}}) {kgraph.config = #kgraph.elementwise_config<block_size = 128, vector_width = 8, unroll = 2, grid_size = 10>} : (tensor<8xf16>, tensor<8xf16>) -> (tensor<8xf16>, tensor<8xi1>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8xf16>, %[[Y:.*]]: tensor<8xf16>):
+// CHECK: %[[S:.*]] = kgraph.add %[[X]], %[[Y]]
+// CHECK: %[[C:.*]] = kgraph.compare gt, %[[S]], %[[Y]]
+// CHECK: kgraph.yield %[[S]], %[[C]] : tensor<8xf16>, tensor<8xi1>
+func.func @group(%a: tensor<8xf16>, %b: tensor<8xf16>) -> (tensor<8xf16>, tensor<8xi1>) {
+  %0:2 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.elementwise_config<block_size = 128, vector_width = 8, unroll = 2, grid_size = 10>} : (tensor<8xf16>, tensor<8xf16>) -> (tensor<8xf16>, tensor<8xi1>) {
+  ^bb0(%x: tensor<8xf16>, %y: tensor<8xf16>):
+    %s = kgraph.add %x, %y : tensor<8xf16>, tensor<8xf16>
+    %c = kgraph.compare gt, %s, %y : tensor<8xf16>, tensor<8xf16>
+    kgraph.yield %s, %c : tensor<8xf16>, tensor<8xi1>
+  }
+  return %0#0, %0#1 : tensor<8xf16>, tensor<8xi1>
+}
+
+// CHECK-LABEL: func @with_constant
+// CHECK: arith.constant dense<1.000000e+00> : tensor<4xf32>
+func.func @with_constant(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %one = arith.constant dense<1.0> : tensor<4xf32>
+    %s = kgraph.sub %x, %one : tensor<4xf32>, tensor<4xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,71 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_80})' | FileCheck %s
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a})' | FileCheck %s --check-prefix=H200
+
+// The target is recorded on the module; 16-byte vectors of the widest type;
+// one vector per thread: ceil(1000 / 4 / 256) = 1 block.
+// CHECK: module attributes {kgraph.target = "sm_80"}
+// H200: module attributes {kgraph.target = "sm_90a"}
+// CHECK-LABEL: func @f32
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}
+func.func @f32(%a: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = kgraph.exp %a : tensor<1000xf32>
+  return %0 : tensor<1000xf32>
+}
+
+// -----
+
+// f16 moves 8 elements per 16 bytes: ceil(1048576 / 8 / 256) = 512 blocks.
+// CHECK-LABEL: func @f16
+// CHECK: vector_width = 8, unroll = 1, grid_size = 512
+func.func @f16(%a: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+  %0 = kgraph.relu %a : tensor<1024x1024xf16>
+  return %0 : tensor<1024x1024xf16>
+}
+
+// -----
+
+// A cast is sized by its widest side (f32): 4 elements per step.
+// CHECK-LABEL: func @cast
+// CHECK: vector_width = 4
+func.func @cast(%a: tensor<4096xi8>) -> tensor<4096xf32> {
+  %0 = kgraph.cast %a : tensor<4096xi8> to tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
+
+// -----
+
+// Huge tensors are capped at 64 waves of resident blocks and use a
+// grid-stride loop: sm_80 has 108 SMs x 8 blocks of 256 threads, so
+// 64 * 864 = 55296 blocks; the H200 (sm_90a, 132 SMs) gets 64 * 1056 = 67584.
+// CHECK-LABEL: func @huge
+// CHECK: grid_size = 55296
+// H200-LABEL: func @huge
+// H200: grid_size = 67584
+func.func @huge(%a: tensor<268435456xf32>) -> tensor<268435456xf32> {
+  %0 = kgraph.neg %a : tensor<268435456xf32>
+  return %0 : tensor<268435456xf32>
+}
+
+// -----
+
+// A configuration already in the IR is respected.
+// CHECK-LABEL: func @pinned
+// CHECK: #kgraph.elementwise_config<block_size = 128, vector_width = 2, unroll = 3, grid_size = 7>
+func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 128, vector_width = 2, unroll = 3, grid_size = 7>} : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%x: tensor<64xf32>):
+    %r = kgraph.tanh %x : tensor<64xf32>
+    kgraph.yield %r : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+func.func @matmul(%a: tensor<4x8xf16>, %b: tensor<8x16xf16>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'kgraph.matmul' op has no code generation for}}
+  %0 = kgraph.matmul %a, %b : tensor<4x8xf16>, tensor<8x16xf16> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
