@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing kgraph needs on Debian 12 (as root):
+# LLVM/MLIR 22, clang and lld, ninja, ccache, and the Python packages the
+# tests use. Safe to run again.
+set -euo pipefail
+packages=(cmake ninja-build ccache zstd
+          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
+          python3-numpy python3-pytest python3-torch)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "kgraph: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ ! -x /usr/local/cuda/bin/ptxas ] && ! command -v ptxas >/dev/null; then
+  echo "kgraph: note: no ptxas found (/usr/local/cuda/bin); PTX assembly tests will be skipped" >&2
+fi

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# From a fresh Debian 12 machine: install, build, and compile the shipped
+# examples to PTX and launch plans (README command 1).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${KGRAPH_BUILD_DIR:-$root/build}
+"$root/scripts/install-deps.sh"
+"$root/scripts/build.sh" kgraph-opt
+out=$build/examples
+mkdir -p "$out"
+ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+echo
+for example in "$root"/examples/elementwise/*.mlir; do
+  name=$(basename "$example" .mlir)
+  for target in sm_80 sm_90a; do
+    ptx=$out/$name.$target.ptx
+    "$build/bin/kgraph-opt" --tile=$target "$example" -o "$ptx"
+    kernels=$(grep -c '^\.visible \.entry' "$ptx")
+    line="$name ($target): $kernels kernels -> $ptx, plan ${ptx%.ptx}.plan.json"
+    if [ -x "$ptxas" ]; then
+      regs=$("$ptxas" -arch=$target -v "$ptx" -o /dev/null 2>&1 | grep -o 'Used [0-9]* registers' | sort -t' ' -k2 -n | tail -1)
+      line="$line; ptxas OK (max ${regs#Used })"
+    fi
+    echo "$line"
+  done
+done
+echo
+echo "Run a plan on a GPU from Python:"
+echo "  PYTHONPATH=$root/python python3 -c \"import kgraph, torch; p = kgraph.load('$out/chain.sm_90a.plan.json'); ...\""
+echo "(docs/runtime.md). Stages: kgraph-opt --tile=sm_80 --emit=tiled|gpu|nvvm <file> prints the IR."
