@@ -372,26 +372,27 @@ FailureOr<Value> ElementwiseEmitter::emitScalar(Operation *op,
     return Value(arith::SelectOp::create(b, loc, neg, floatConst(0.0), x[0]));
   }
   if (name == "kgraph.gelu") {
-    Value half = arith::MulFOp::create(b, loc, floatConst(0.5), x[0]);
-    Value inner;
+    // Both forms are written without 1 + tanh / 1 + erf, which cancel to
+    // nothing for negative x in f32:
+    //   tanh form: 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)),
+    //              z = sqrt(2/pi) (x + 0.044715 x^3)
+    //   exact:     0.5 x (1 + erf(x / sqrt(2))) = 0.5 x erfc(-x / sqrt(2))
     if (op->hasAttr("approximate")) {
-      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       Value x3 = arith::MulFOp::create(
           b, loc, x[0], arith::MulFOp::create(b, loc, x[0], x[0]));
       Value poly = arith::AddFOp::create(
           b, loc, x[0], arith::MulFOp::create(b, loc, floatConst(0.044715), x3));
-      inner = math::TanhOp::create(
-          b, loc,
-          arith::MulFOp::create(b, loc, floatConst(0.7978845608028654), poly));
-    } else {
-      // 0.5 x (1 + erf(x / sqrt(2)))
-      inner = math::ErfOp::create(
-          b, loc,
-          arith::MulFOp::create(b, loc, x[0],
-                                floatConst(0.7071067811865476)));
+      Value minus2z = arith::MulFOp::create(
+          b, loc, floatConst(-2.0 * 0.7978845608028654), poly);
+      Value denom = arith::AddFOp::create(b, loc, floatConst(1.0),
+                                          math::ExpOp::create(b, loc, minus2z));
+      return Value(arith::DivFOp::create(b, loc, x[0], denom));
     }
+    Value erfc = math::ErfcOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x[0], floatConst(-0.7071067811865476)));
     return Value(arith::MulFOp::create(
-        b, loc, half, arith::AddFOp::create(b, loc, floatConst(1.0), inner)));
+        b, loc, arith::MulFOp::create(b, loc, floatConst(0.5), x[0]), erfc));
   }
   if (name == "kgraph.clamp") {
     auto minAttr = op->getAttrOfType<FloatAttr>("min");
