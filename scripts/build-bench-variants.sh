@@ -23,7 +23,7 @@ MLIR
 for op in add exp; do
   "$opt" --tile="$target" --emit=tiled "$out/$op.mlir" -o "$out/$op.tiled.mlir"
   for cfg in 256:1056:1 256:1056:2 256:1056:4 256:2112:1 256:2112:2 256:4224:1 \
-             512:528:2 128:2112:2 256:65536:1; do
+             512:528:2 128:2112:2 256:16896:1 256:33792:1 256:65536:1; do
     IFS=: read -r block grid unroll <<<"$cfg"
     name="${op}_b${block}_g${grid}_u${unroll}"
     sed -E "s/block_size = [0-9]+, vector_width = ([0-9]+), unroll = [0-9]+, grid_size = [0-9]+/block_size = $block, vector_width = \1, unroll = $unroll, grid_size = $grid/" \
