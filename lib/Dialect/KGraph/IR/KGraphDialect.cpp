@@ -56,3 +56,39 @@ LogicalResult ElementwiseConfigAttr::verify(
                        << gridSize;
   return success();
 }
+
+LogicalResult MatmulConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
+    int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,
+    MmaKind instruction, ArrayRef<int64_t> shape, int64_t loadWidth,
+    int64_t smemPadding) {
+  if (tileM <= 0 || tileN <= 0 || tileK <= 0)
+    return emitError() << "tile sizes must be positive, got [" << tileM << ", "
+                       << tileN << ", " << tileK << "]";
+  if (warpsM <= 0 || warpsN <= 0 || warpsM * warpsN > 32)
+    return emitError() << "warps_m x warps_n must be in [1, 32], got "
+                       << warpsM << " x " << warpsN;
+  if (tileM % warpsM != 0 || tileN % warpsN != 0)
+    return emitError() << "tile " << tileM << "x" << tileN
+                       << " does not split evenly over " << warpsM << "x"
+                       << warpsN << " warps";
+  if (stages < 1 || stages > 8)
+    return emitError() << "stages must be in [1, 8], got " << stages;
+  if (shape.size() != 3 || llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "instruction_shape must be three positive sizes [m, n, k]";
+  if ((tileM / warpsM) % shape[0] != 0 || (tileN / warpsN) % shape[1] != 0 ||
+      tileK % shape[2] != 0)
+    return emitError() << "warp tile " << tileM / warpsM << "x" << tileN / warpsN
+                       << "x" << tileK << " is not a multiple of the instruction shape ["
+                       << shape[0] << ", " << shape[1] << ", " << shape[2] << "]";
+  if (instruction == MmaKind::fma &&
+      (shape[0] != 1 || shape[1] != 1 || shape[2] != 1))
+    return emitError() << "fma takes instruction_shape [1, 1, 1]";
+  if (loadWidth <= 0 || loadWidth > 16 || (loadWidth & (loadWidth - 1)) != 0)
+    return emitError() << "load_width must be a power of two in [1, 16], got "
+                       << loadWidth;
+  if (smemPadding < 0)
+    return emitError() << "smem_padding must be non-negative, got "
+                       << smemPadding;
+  return success();
+}

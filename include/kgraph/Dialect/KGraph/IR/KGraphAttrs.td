@@ -82,4 +82,66 @@ def KGraph_ElementwiseConfigAttr
   let genVerifyDecl = 1;
 }
 
+/// The instruction a matmul-like kernel computes its tile with.
+def KGraph_MmaKind : I32EnumAttr<"MmaKind",
+    "instruction family of a matmul kernel", [
+      I32EnumAttrCase<"fma", 0>, I32EnumAttrCase<"mma_sync", 1>,
+      I32EnumAttrCase<"wgmma", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kgraph";
+}
+
+def KGraph_MatmulConfigAttr
+    : KGraph_Attr<"MatmulConfig", "matmul_config"> {
+  let summary = "tiling, pipelining and instruction choice of a matmul kernel";
+  let description = [{
+    Written by `kgraph-tile` on a `kgraph.fused` group whose root is a
+    `kgraph.matmul` or `kgraph.conv2d` (attribute name `kgraph.config`) and
+    read by the lowering. A configuration already present is respected.
+
+    - `tile_m`, `tile_n`, `tile_k`: the block tile; one block computes a
+      `tile_m x tile_n` tile of the output, stepping through K by `tile_k`.
+    - `warps_m`, `warps_n`: the warp grid; each warp computes a
+      `tile_m / warps_m x tile_n / warps_n` tile. Threads per block are
+      `32 * warps_m * warps_n`.
+    - `stages`: operand tiles in flight in shared memory (1: load, barrier,
+      compute; >= 2: asynchronous copies in a software pipeline).
+    - `instruction`, `instruction_shape`: `fma` (SIMT, shape [1, 1, 1]),
+      `mma_sync` (e.g. [16, 8, 16] for f16) or `wgmma`; the shape must be
+      one the SM target table lists for the operand type.
+    - `load_width`: elements per global load of an operand (8 for 16-byte
+      f16 copies; 1 when rows are not 16-byte aligned).
+    - `smem_padding`: elements added to each shared-memory row so that
+      `ldmatrix` and the copies are free of bank conflicts.
+
+    Example:
+    ```mlir
+    #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2,
+        warps_n = 2, stages = 4, instruction = mma_sync,
+        instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>
+    ```
+  }];
+  let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
+                        "int64_t":$warps_m, "int64_t":$warps_n,
+                        "int64_t":$stages,
+                        EnumParameter<KGraph_MmaKind>:$instruction,
+                        ArrayRefParameter<"int64_t">:$instruction_shape,
+                        "int64_t":$load_width, "int64_t":$smem_padding);
+  let assemblyFormat = [{
+    `<` `tile_m` `=` $tile_m `,` `tile_n` `=` $tile_n `,` `tile_k` `=` $tile_k
+    `,` `warps_m` `=` $warps_m `,` `warps_n` `=` $warps_n `,` `stages` `=` $stages
+    `,` `instruction` `=` $instruction
+    `,` `instruction_shape` `=` `[` $instruction_shape `]`
+    `,` `load_width` `=` $load_width `,` `smem_padding` `=` $smem_padding `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getNumThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    /// Warp tile extents.
+    int64_t getWarpTileM() const { return getTileM() / getWarpsM(); }
+    int64_t getWarpTileN() const { return getTileN() / getWarpsN(); }
+  }];
+}
+
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD
