@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate and compile the GPU test and benchmark cases of the elementwise ops.
+"""Generate and compile the GPU test and benchmark cases (elementwise ops and
+kgraph.matmul).
 
 Runs where kgraph-opt exists (not on the GPU machine). For every case it writes
 ``<name>.mlir`` (a ``func.func @main`` returning one kgraph op's result),
@@ -7,15 +8,25 @@ compiles it with ``kgraph-opt --tile=<target> <name>.mlir -o <name>.ptx``
 (which writes ``<name>.plan.json`` beside it), checks the plan against the
 case, and writes ``manifest.json``: for each case the op, its attributes, the
 input shapes/dtypes and value domains, the output, the reference expression
-and how to compare. test/GPU/test_elementwise.py and bench/ read it.
+and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
+bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
+        [--suite all|elementwise|matmul]
+
+Suites and their manifest sections: elementwise -> "cases" and "bench";
+matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench". The default
+builds both. Building one suite into a folder whose manifest.json has the
+same target keeps the other suite's sections of that manifest.
 
 Cases marked optional (integer variants of ops that may be float-only) are
-dropped, with a note, when kgraph-opt rejects their IR as invalid; a failure
-of any other case, or any failure to lower a case that verifies, is an error:
-the case stays in the manifest with status "error" (so the GPU tests fail on
-it) and the script exits 1.
+dropped, with a note, when kgraph-opt rejects their IR as invalid. A matmul
+case whose compilation fails with "no code generation" stays in the manifest
+with status "unsupported" and the compiler's message as "reason" (the GPU
+tests skip it with that reason). A failure of any other case, or any other
+failure to lower a case that verifies, is an error: the case stays in the
+manifest with status "error" (so the GPU tests fail on it) and the script
+exits 1.
 """
 
 import argparse
@@ -27,9 +38,11 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "python"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_HERE, "..", "python"))
+sys.path.insert(0, _HERE)
 import kgraph.plan  # noqa: E402
+import matmul_cases  # noqa: E402
 
 FLOATS = ("f32", "f16", "bf16")
 INTS = ("i8", "i32")
@@ -350,9 +363,23 @@ def _check_plan(case, plan_path):
     return None
 
 
+#: kgraph-opt's diagnostic for an op it cannot lower (yet).
+NO_CODEGEN = "no code generation"
+
+
+def _unsupported_reason(out):
+    """The diagnostic line saying there is no code generation, without the
+    file:line:col prefix."""
+    for line in out.splitlines():
+        if NO_CODEGEN in line:
+            return re.sub(r"^.*?\berror: ", "", line.strip())
+    return out.strip()
+
+
 def build_case(case, kgraph_opt, outdir, target, parse_only):
     """Returns (status, message): ok, unsupported (optional case rejected by
-    the verifier) or error."""
+    the verifier, or a case allowing it that kgraph-opt has no code
+    generation for) or error."""
     mlir = os.path.join(outdir, case.name + ".mlir")
     with open(mlir, "w") as f:
         f.write(case.mlir())
@@ -365,6 +392,8 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
     ptx = os.path.join(outdir, case.name + ".ptx")
     rc, out = _run([kgraph_opt, f"--tile={target}", mlir, "-o", ptx])
     if rc != 0:
+        if getattr(case, "unsupported_ok", False) and NO_CODEGEN in out:
+            return "unsupported", _unsupported_reason(out)
         return "error", f"kgraph-opt --tile={target} failed: " + out.strip()
     plan = os.path.join(outdir, case.name + ".plan.json")
     if not os.path.isfile(plan):
@@ -376,30 +405,66 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
     return ("error", msg) if msg else ("ok", "")
 
 
+#: suite -> (test cases, bench cases, test section, bench section)
+SUITES = {
+    "elementwise": (all_cases, bench_cases, "cases", "bench"),
+    "matmul": (matmul_cases.all_cases, matmul_cases.bench_cases, "matmul",
+               "matmul_bench"),
+}
+
+
+def _kept_sections(path, target, suites):
+    """Sections of the other suites from an existing manifest at ``path``
+    with the same target (None if there is none to keep)."""
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if old.get("format") != "kgraph-gpu-cases" or old.get("target") != target:
+        return {}
+    keep = {}
+    for suite, (_, _, sec, bsec) in SUITES.items():
+        if suite not in suites:
+            for s in (sec, bsec):
+                if s in old:
+                    keep[s] = old[s]
+    return keep
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kgraph_opt", help="path to the kgraph-opt binary")
     ap.add_argument("outdir", help="output folder (e.g. .gpu); created")
     ap.add_argument("--target", default="sm_90a", help="SM target (default sm_90a)")
+    ap.add_argument("--suite", choices=("all",) + tuple(SUITES), default="all",
+                    help="which cases to build (default all); building one "
+                         "keeps the other's sections of an existing manifest")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--filter", default=None,
                     help="only cases whose name matches this regex")
     ap.add_argument("--no-bench", action="store_true",
-                    help="leave out the 64M-element benchmark cases")
+                    help="leave out the benchmark cases")
     ap.add_argument("--parse-only", action="store_true",
                     help="only check that each case parses and verifies "
                          "(writes no PTX and no manifest)")
     ap.add_argument("--list", action="store_true", help="list case names and exit")
     args = ap.parse_args(argv)
 
-    cases = all_cases()
-    benches = [] if args.no_bench else bench_cases()
+    suites = list(SUITES) if args.suite == "all" else [args.suite]
+    todo = []  # (case, manifest section)
+    for suite in suites:
+        make_cases, make_benches, sec, bsec = SUITES[suite]
+        todo += [(c, sec) for c in make_cases()]
+        if not args.no_bench:
+            todo += [(c, bsec) for c in make_benches()]
     if args.filter:
         rx = re.compile(args.filter)
-        cases = [c for c in cases if rx.search(c.name)]
-        benches = [c for c in benches if rx.search(c.name)]
+        todo = [(c, sec) for c, sec in todo if rx.search(c.name)]
     if args.list:
-        for c in cases + benches:
+        for c, _ in todo:
             print(c.name)
         return 0
     if not os.access(args.kgraph_opt, os.X_OK):
@@ -407,17 +472,23 @@ def main(argv=None):
     os.makedirs(args.outdir, exist_ok=True)
     outdir = os.path.abspath(args.outdir)
 
-    todo = cases + benches
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(
-            lambda c: build_case(c, args.kgraph_opt, outdir, args.target,
-                                 args.parse_only), todo))
+            lambda cs: build_case(cs[0], args.kgraph_opt, outdir, args.target,
+                                  args.parse_only), todo))
 
-    entries = {"cases": [], "bench": []}
+    entries = {}
+    for suite in suites:
+        _, _, sec, bsec = SUITES[suite]
+        entries[sec] = []
+        entries[bsec] = []
     counts = {"ok": 0, "unsupported": 0, "error": 0}
-    for c, (status, msg) in zip(todo, results):
+    dropped = 0
+    unsupported = {}  # reason -> number of cases
+    for (c, sec), (status, msg) in zip(todo, results):
         counts[status] += 1
-        if status == "unsupported":
+        if status == "unsupported" and c.optional:
+            dropped += 1
             print(f"note: optional case {c.name} dropped: {msg.splitlines()[0]}")
             continue
         if status == "error":
@@ -425,17 +496,27 @@ def main(argv=None):
         e = c.manifest()
         e["status"] = status
         e["memcheck"] = c.memcheck
-        if msg:
+        if status == "unsupported":
+            e["reason"] = msg
+            unsupported[msg] = unsupported.get(msg, 0) + 1
+        elif msg:
             e["error"] = msg
-        entries["bench" if c.bench else "cases"].append(e)
+        entries[sec].append(e)
+    for reason, n in sorted(unsupported.items()):
+        print(f"note: {n} case(s) unsupported: {reason}")
 
     print(f"{len(todo)} cases: {counts['ok']} ok, {counts['error']} failed, "
-          f"{counts['unsupported']} optional dropped"
-          + (" (parse/verify only)" if args.parse_only else ""))
+          f"{counts['unsupported'] - dropped} unsupported, {dropped} optional "
+          f"dropped" + (" (parse/verify only)" if args.parse_only else ""))
     if not args.parse_only:
-        manifest = {"format": "kgraph-gpu-cases", "version": 1,
-                    "target": args.target, **entries}
         path = os.path.join(outdir, "manifest.json")
+        kept = _kept_sections(path, args.target, suites)
+        if kept:
+            print(f"note: kept {', '.join(sorted(kept))} of the existing "
+                  f"{path}")
+        manifest = {"format": "kgraph-gpu-cases", "version": 1,
+                    "target": args.target, "cases": [], "bench": [],
+                    **kept, **entries}
         with open(path, "w") as f:
             json.dump(manifest, f, indent=1)
         print(f"wrote {path}")

@@ -1,7 +1,9 @@
 """pytest setup of the GPU tests: the case manifest, the seed and the GPU.
 
-The manifest comes from --kgraph-cases (a manifest.json or the folder holding
-it), else $KGRAPH_GPU_CASES, else <repo>/.gpu/manifest.json; it is written by
+Test functions taking ``case`` run over the manifest's elementwise cases,
+those taking ``matmul_case`` over its kgraph.matmul cases. The manifest
+comes from --kgraph-cases (a manifest.json or the folder holding it), else
+$KGRAPH_GPU_CASES, else <repo>/.gpu/manifest.json; it is written by
 scripts/build-gpu-cases.py. Without a manifest or without a usable CUDA GPU
 every test is skipped with the reason.
 """
@@ -65,20 +67,35 @@ def pytest_report_header(config):
             + ("" if config.kgraph_manifest else " (missing)")]
 
 
+def _skip_param(metafunc, name, reason, id_):
+    metafunc.parametrize(name, [pytest.param(
+        None, marks=pytest.mark.skip(reason=reason))], ids=[id_])
+
+
 def pytest_generate_tests(metafunc):
-    if "case" not in metafunc.fixturenames:
-        return
+    """``case``: the elementwise cases (manifest section "cases");
+    ``matmul_case``: the kgraph.matmul cases (section "matmul")."""
+    for fixture, section in (("case", "cases"), ("matmul_case", "matmul")):
+        if fixture in metafunc.fixturenames:
+            _parametrize_cases(metafunc, fixture, section)
+
+
+def _parametrize_cases(metafunc, fixture, section):
     config = metafunc.config
     manifest = config.kgraph_manifest
     if manifest is None:
-        metafunc.parametrize("case", [pytest.param(
-            None, marks=pytest.mark.skip(reason=config.kgraph_manifest_error))],
-            ids=["no-manifest"])
+        _skip_param(metafunc, fixture, config.kgraph_manifest_error, "no-manifest")
         return
-    cases = manifest["cases"]
+    if section not in manifest:
+        _skip_param(metafunc, fixture,
+                    f"{config.kgraph_manifest_path} has no '{section}' "
+                    f"section: rebuild it with scripts/build-gpu-cases.py "
+                    f"(default --suite all)", f"no-{section}")
+        return
+    cases = manifest[section]
     if config.getoption("--kgraph-subset") == "memcheck":
         cases = [c for c in cases if c.get("memcheck")]
-    metafunc.parametrize("case", cases, ids=[c["name"] for c in cases])
+    metafunc.parametrize(fixture, cases, ids=[c["name"] for c in cases])
 
 
 _gpu_state = {}

@@ -1,0 +1,224 @@
+"""The kgraph.matmul GPU test and benchmark cases (used by build-gpu-cases.py).
+
+Each case is one ``func.func @main(%a, %b)`` returning one ``kgraph.matmul``.
+Manifest entries (section "matmul" for the tests, "matmul_bench" for
+bench/bench_matmul.py) carry, besides the fields every case has (name, op,
+attrs, inputs with shapes/dtypes/value domains, output, mlir/ptx/plan):
+
+- ``dims``: ``{"batch": B or null, "m": M, "n": N, "k": K}`` (logical sizes:
+  A is [B,]MxK and B is [B,]KxN before the transposes);
+- ``combo``: the type combination, e.g. ``f16_f32`` (inputs f16, output f32)
+  or ``f32_tf32`` (f32 with ``precision = tf32``): test/GPU/matmul_ref.py
+  derives the tolerance from it;
+- ``check``: ``"matmul"`` (float: error bound per element and relative norm,
+  both scaled with K; i8 -> i32: exact).
+
+Shapes are written M x N x K (batched: B x M x N x K), as in
+../shared/docs/h200-anchors.md.
+"""
+
+#: Type combinations: combo -> (operand dtype, result dtype, precision attr).
+COMBOS = {
+    "f16_f32": ("f16", "f32", None),
+    "f16_f16": ("f16", "f16", None),
+    "bf16_f32": ("bf16", "f32", None),
+    "bf16_bf16": ("bf16", "bf16", None),
+    "f32_f32": ("f32", "f32", None),        # precision ieee (the default)
+    "f32_tf32": ("f32", "f32", "tf32"),
+    "i8_i32": ("i8", "i32", None),
+}
+
+#: (M, N, K) of every combination: a tile multiple, tiny and awkward ones,
+#: K not a multiple of 8 (5, 17, 255, 300), odd M and N, GEMV-like ones, and
+#: the two odd anchor shapes that are cheap enough for a float64 reference.
+SHAPES = [
+    (128, 128, 64),
+    (1, 1, 1),
+    (7, 13, 5),
+    (33, 65, 17),
+    (100, 200, 300),
+    (127, 129, 255),
+    (1, 1000, 256),
+    (1000, 1, 17),
+    (3136, 64, 576),
+    (256, 1000, 2048),
+]
+#: Batched (B, M, N, K) of every combination.
+BATCHED = [(3, 65, 33, 17), (8, 128, 128, 128)]
+#: Transposed operands: (combos, shapes) getting transpose_a, transpose_b and
+#: both (the plain layout is in SHAPES already).
+TRANSPOSED = [
+    (("f16_f32",), [(33, 65, 17), (127, 129, 255), (128, 128, 64)]),
+    (("f16_f16", "bf16_f32", "bf16_bf16", "f32_f32", "f32_tf32", "i8_i32"),
+     [(33, 65, 17)]),
+]
+#: Batched and transposed.
+BATCHED_TRANSPOSED = [("f16_f32", (3, 65, 33, 17)), ("f32_tf32", (3, 65, 33, 17))]
+LAYOUTS = [(True, False), (False, True), (True, True)]
+
+#: Value domains: floats uniform in [-1, 1]; i8 integers in [-8, 8], so every
+#: i32 result is exact (|sum| <= 64 K) and so is its float64 reference.
+FLOAT_DOMAIN = {"dist": "uniform", "low": -1.0, "high": 1.0}
+INT8_DOMAIN = {"dist": "int", "low": -8, "high": 8}
+
+#: Shapes of the benchmark (bench/bench_matmul.py): squares and the odd
+#: anchor shapes, for each of its combos (output dtype = input dtype, as
+#: torch.matmul computes it).
+BENCH_SQUARES = [1024, 2048, 4096, 8192]
+BENCH_ODD = [(16384, 1024, 4096), (8192, 3072, 768), (256, 1000, 2048),
+             (3136, 64, 576)]
+BENCH_COMBOS = {"f32": "f32_f32", "tf32": "f32_tf32", "f16": "f16_f16",
+                "bf16": "bf16_bf16"}
+
+#: Memcheck subset (compute-sanitizer is slow on big GEMMs): these small
+#: shapes for every combination, the transposed ones of f16_f32 in every
+#: layout and of the other combinations with both operands transposed.
+MEMCHECK_SHAPES = {(7, 13, 5), (33, 65, 17)}
+MEMCHECK_BATCHED = {(3, 65, 33, 17)}
+MEMCHECK_ALL_LAYOUTS = {"f16_f32"}
+
+
+def ttype(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+class MatmulCase:
+    """One kgraph.matmul case; the interface build-gpu-cases.py expects of a
+    case (name, inputs, output, mlir(), manifest(), optional, bench,
+    memcheck), plus ``unsupported_ok``: a compile failure saying "no code
+    generation" makes the case "unsupported", not an error."""
+
+    optional = False
+    unsupported_ok = True
+    op = "matmul"
+
+    def __init__(self, combo, m, n, k, batch=None, transpose_a=False,
+                 transpose_b=False, explicit_ieee=False, bench=False,
+                 bench_name=None):
+        if combo not in COMBOS:
+            raise ValueError(f"unknown matmul combo {combo!r}")
+        in_dt, out_dt, precision = COMBOS[combo]
+        self.combo = combo
+        self.dims = {"batch": batch, "m": m, "n": n, "k": k}
+        self.transpose_a = transpose_a
+        self.transpose_b = transpose_b
+        self.precision = precision or ("ieee" if explicit_ieee else None)
+        self.bench = bench
+        self.bench_kind = None
+        self.memcheck = False
+        lead = [batch] if batch is not None else []
+        a_shape = lead + ([k, m] if transpose_a else [m, k])
+        b_shape = lead + ([n, k] if transpose_b else [k, n])
+        dom = INT8_DOMAIN if in_dt == "i8" else FLOAT_DOMAIN
+        self.inputs = [
+            {"name": "a", "shape": a_shape, "dtype": in_dt, "domain": dict(dom)},
+            {"name": "b", "shape": b_shape, "dtype": in_dt, "domain": dict(dom)},
+        ]
+        self.output = {"shape": lead + [m, n], "dtype": out_dt}
+        self.attrs = {"transpose_a": transpose_a, "transpose_b": transpose_b,
+                      "precision": self.precision or "ieee"}
+        if bench_name:
+            self.name = bench_name
+        else:
+            shape = "x".join(str(d) for d in lead + [m, n, k])
+            lay = {(False, False): "", (True, False): "_ta",
+                   (False, True): "_tb", (True, True): "_tatb"}[
+                       (transpose_a, transpose_b)]
+            ieee = "_ieee" if explicit_ieee else ""
+            prefix = "matmul_batched_" if batch is not None else "matmul_"
+            self.name = f"{prefix}{combo}{ieee}_{shape}{lay}"
+
+    @property
+    def flops(self):
+        d = self.dims
+        return 2 * (d["batch"] or 1) * d["m"] * d["n"] * d["k"]
+
+    def body(self):
+        a, b = self.inputs
+        prec = f" precision = {self.precision}" if self.precision else ""
+        flags = [f for f, on in (("transpose_a", self.transpose_a),
+                                 ("transpose_b", self.transpose_b)) if on]
+        attr = f" {{{', '.join(flags)}}}" if flags else ""
+        return (f"%r = kgraph.matmul %a, %b{prec}{attr} : "
+                f"{ttype(a['shape'], a['dtype'])}, "
+                f"{ttype(b['shape'], b['dtype'])} -> "
+                f"{ttype(self.output['shape'], self.output['dtype'])}")
+
+    def mlir(self):
+        a, b = self.inputs
+        rt = ttype(self.output["shape"], self.output["dtype"])
+        return (f"// Generated by scripts/build-gpu-cases.py: {self.name}\n"
+                f"func.func @main(%a: {ttype(a['shape'], a['dtype'])}, "
+                f"%b: {ttype(b['shape'], b['dtype'])}) -> {rt} {{\n"
+                f"  {self.body()}\n"
+                f"  return %r : {rt}\n"
+                f"}}\n")
+
+    def manifest(self):
+        return {
+            "name": self.name, "op": "matmul", "attrs": dict(self.attrs),
+            "combo": self.combo, "dims": dict(self.dims),
+            "inputs": self.inputs, "output": self.output,
+            "reference": "matmul", "check": "matmul", "flops": self.flops,
+            "memcheck": self.memcheck,
+            "mlir": f"{self.name}.mlir", "ptx": f"{self.name}.ptx",
+            "plan": f"{self.name}.plan.json",
+            **({"bench_kind": self.bench_kind} if self.bench_kind else {}),
+        }
+
+
+def all_cases():
+    """The correctness cases (manifest section "matmul")."""
+    cases = []
+    for combo in COMBOS:
+        for m, n, k in SHAPES:
+            c = MatmulCase(combo, m, n, k)
+            c.memcheck = (m, n, k) in MEMCHECK_SHAPES
+            cases.append(c)
+        for bmnk in BATCHED:
+            c = MatmulCase(combo, *bmnk[1:], batch=bmnk[0])
+            c.memcheck = bmnk in MEMCHECK_BATCHED
+            cases.append(c)
+    for combos, shapes in TRANSPOSED:
+        for combo in combos:
+            for m, n, k in shapes:
+                for ta, tb in LAYOUTS:
+                    c = MatmulCase(combo, m, n, k, transpose_a=ta, transpose_b=tb)
+                    c.memcheck = (m, n, k) in MEMCHECK_SHAPES and (
+                        combo in MEMCHECK_ALL_LAYOUTS or (ta and tb))
+                    cases.append(c)
+    for combo, (b, m, n, k) in BATCHED_TRANSPOSED:
+        c = MatmulCase(combo, m, n, k, batch=b, transpose_a=True,
+                       transpose_b=True)
+        c.memcheck = True
+        cases.append(c)
+    # precision = ieee written out (the default, spelled explicitly).
+    c = MatmulCase("f32_f32", 33, 65, 17, explicit_ieee=True)
+    cases.append(c)
+    names = [c.name for c in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise AssertionError(f"duplicate matmul case names: {sorted(dup)}")
+    return cases
+
+
+def bench_shapes():
+    return [(s, s, s) for s in BENCH_SQUARES] + list(BENCH_ODD)
+
+
+def bench_name(kind, m, n, k):
+    return f"bench_matmul_{kind}_{m}x{n}x{k}"
+
+
+def bench_cases():
+    """The benchmark kernels (manifest section "matmul_bench"): for each
+    bench type (f32, tf32, f16, bf16) and shape, A [M,K] x B [K,N]."""
+    cases = []
+    for kind, combo in BENCH_COMBOS.items():
+        for m, n, k in bench_shapes():
+            c = MatmulCase(combo, m, n, k, bench=True,
+                           bench_name=bench_name(kind, m, n, k))
+            c.bench_kind = kind
+            cases.append(c)
+    return cases
+
