@@ -5,14 +5,22 @@
 #
 # CASES_DIR holds what scripts/build-gpu-cases.py wrote (manifest.json, the
 # .mlir/.ptx/.plan.json of every case); build it here-less machines can't.
-# Steps: GPU identity; the correctness tests (test/GPU); the same tests under
-# compute-sanitizer memcheck (the representative subset the manifest marks,
-# KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmark; a summary table,
-# printed last. Exits non-zero if any step failed. Logs and JSON go to
-# $OUT (if set) or a fresh temporary folder.
+# Steps: GPU identity; the correctness tests (test/GPU: elementwise and
+# matmul); the same tests under compute-sanitizer memcheck (the
+# representative subset the manifest marks, small shapes for matmul;
+# KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks (elementwise;
+# matmul against cuBLAS, with the ptxas/SASS report of its kernels); a
+# summary table, printed last. Exits non-zero if any step failed. Logs and
+# JSON go to $OUT (if set) or a fresh temporary folder.
+#
+# Matmul cases kgraph-opt has no code generation for yet ("unsupported" in
+# the manifest) are skipped and counted in the summary, not failed;
+# KGRAPH_STRICT=1 fails the check on them.
 #
 # Environment: KGRAPH_TEST_SEED (reuse a seed), KGRAPH_MEMCHECK_SUBSET
-# (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1.
+# (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1,
+# KGRAPH_BENCH_MATMUL_ARGS (extra arguments of bench/bench_matmul.py, e.g.
+# "--kinds f16 --shapes ^4096"), KGRAPH_STRICT=1.
 set -u -o pipefail
 
 CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
@@ -36,25 +44,36 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_ca
   --format=csv,noheader 2>&1 | head -n 4
 echo "cases: $CASES   seed: $KGRAPH_TEST_SEED   logs: $LOGS"
 
-# pytest_counts JUNIT -> "passed failed skipped" of the GPU tests
-# (test_elementwise.py); failures anywhere else count as failed too.
+# pytest_counts JUNIT -> "passed failed skipped unsupported mm_passed
+# mm_failed" of the GPU tests (test_elementwise.py, test_matmul.py):
+# "unsupported" are the matmul cases skipped because kgraph-opt has no code
+# generation for them, "skipped" every other skip; failures anywhere count
+# as failed too; mm_* are the matmul tests alone.
 pytest_counts() {
   $PY - "$1" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
 except Exception:
-    print("0 1 0"); sys.exit()
-p = f = s = 0
+    print("0 1 0 0 0 1"); sys.exit()
+p = f = s = u = mp = mf = 0
 for tc in root.iter("testcase"):
-    gpu = "test_elementwise" in tc.get("classname", "")
+    cls = tc.get("classname", "")
+    mm = "test_matmul" in cls and "checker" not in cls and "bench" not in cls
+    gpu = "test_elementwise" in cls or mm
+    skipped = tc.find("skipped")
     if tc.find("failure") is not None or tc.find("error") is not None:
         f += 1
-    elif tc.find("skipped") is not None:
-        s += gpu
+        mf += mm
+    elif skipped is not None:
+        if gpu and "unsupported by kgraph-opt" in (skipped.get("message") or ""):
+            u += 1
+        else:
+            s += gpu
     else:
         p += gpu
-print(p, f, s)
+        mp += mm
+print(p, f, s, u, mp, mf)
 PYEOF
 }
 
@@ -64,7 +83,7 @@ start=$SECONDS
 $PY -m pytest test/GPU -q -rfEs -p no:cacheprovider --junitxml="$LOGS/tests.xml" \
   2>&1 | tee "$LOGS/tests.log" | tail -n 40
 tests_rc=$?
-read -r t_pass t_fail t_skip < <(pytest_counts "$LOGS/tests.xml")
+read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail < <(pytest_counts "$LOGS/tests.xml")
 tests_time=$((SECONDS - start))
 
 mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
@@ -76,7 +95,7 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   # exact buffer bounds (with caching, an overrun lands in the same segment).
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck \
     --error-exitcode 99 --print-limit 50 \
-    $PY -m pytest test/GPU/test_elementwise.py -q -p no:cacheprovider \
+    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py -q -p no:cacheprovider \
     --kgraph-subset="$SUBSET" --junitxml="$LOGS/memcheck.xml" \
     > "$LOGS/memcheck.log" 2>&1
   mc_rc=$?
@@ -85,8 +104,8 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   grep -q "ERROR SUMMARY" "$LOGS/memcheck.log" || tail -n 5 "$LOGS/memcheck.log"
   mc_errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$LOGS/memcheck.log" | tail -n 1 | grep -oE "[0-9]+$")
   mc_errors=${mc_errors:-"?"}
-  read -r m_pass m_fail m_skip < <(pytest_counts "$LOGS/memcheck.xml")
-  mc_status="$m_pass passed, $m_fail failed, $m_skip skipped"
+  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail < <(pytest_counts "$LOGS/memcheck.xml")
+  mc_status="$m_pass passed ($m_mm_pass matmul), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
   if [ "$m_pass" -eq 0 ] && [ $mc_rc -eq 0 ]; then mc_rc=1; fi  # nothing ran
 fi
 
@@ -110,6 +129,54 @@ PYEOF
   fi
 fi
 
+mm_rc=0; mm_line="skipped"; mm_ptxas="-"
+if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
+  echo
+  echo "== matmul benchmark against cuBLAS (bench/bench_matmul.py)"
+  start=$SECONDS
+  rm -f "$LOGS/bench_matmul.json"
+  # shellcheck disable=SC2086
+  $PY bench/bench_matmul.py --cases "$CASES" --json "$LOGS/bench_matmul.json" \
+    ${KGRAPH_BENCH_MATMUL_ARGS:-} 2>&1 | tee "$LOGS/bench_matmul.log"
+  mm_rc=$?
+  mm_time=$((SECONDS - start))
+  if [ -f "$LOGS/bench_matmul.json" ]; then
+    { read -r mm_line; read -r mm_ptxas; } < <($PY - "$LOGS/bench_matmul.json" "$mm_time" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+parts = [f"{k} {v:.2f}" if v else f"{k} -" for k, v in r["ratio_4096"].items()]
+line = "kgraph/cuBLAS at 4096^3: " + ", ".join(parts)
+uns = sum(1 for s in r["skipped"] if s["status"] == "unsupported")
+timed = sum(1 for x in r["rows"] if "error" not in x)
+line += f"; {timed} timed, {uns} unsupported"
+if r["wrong"]:
+    line += f", WRONG: {' '.join(r['wrong'])}"
+line += f" ({sys.argv[2]}s, {r['method']})"
+# ptxas of the 4096^3 kernels: registers, spills, and key SASS counts.
+ptx = []
+for name, k in sorted(((r.get("ptxas") or {}).get("kernels") or {}).items()):
+    if "_4096x4096x4096" not in name:
+        continue
+    kind = name.split("_")[2]
+    if "error" in k:
+        ptx.append(f"{kind}: ptxas failed")
+        continue
+    for fn, f in k["functions"].items():
+        s = f"{kind} {f.get('registers')}r {f.get('spill_stores')}/{f.get('spill_loads')}sp"
+        sass = f.get("sass")
+        if sass:
+            s += " " + " ".join(f"{op}{sass[op]}" for op in
+                                ("HMMA", "LDSM", "LDGSTS", "FFMA", "LDL", "STL")
+                                if sass[op])
+        ptx.append(s)
+print(line)
+print("; ".join(ptx) or "-")
+PYEOF
+)
+  fi
+  [ $mm_rc -ne 0 ] && mm_line="FAILED (exit $mm_rc, see $LOGS/bench_matmul.log): ${mm_line}"
+fi
+
 fail=0
 [ $tests_rc -ne 0 ] && fail=1
 [ "${t_fail:-1}" -ne 0 ] && fail=1
@@ -118,12 +185,19 @@ fail=0
 [ "${t_skip:-0}" -ne 0 ] && fail=1
 [ $mc_rc -ne 0 ] && fail=1
 [ $bench_rc -ne 0 ] && fail=1
+[ $mm_rc -ne 0 ] && fail=1
+[ "${KGRAPH_STRICT:-0}" = 1 ] && [ "${t_unsup:-0}" -ne 0 ] && fail=1
 
 echo
 echo "================ kgraph GPU check summary ================"
 printf "%-12s %s\n" "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_fail (${tests_time}s, seed $KGRAPH_TEST_SEED)"
+printf "%-12s %s\n" "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed, $t_unsup unsupported (skipped: no code generation)"
 printf "%-12s %s\n" "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
 printf "%-12s %s\n" "bench" "$bench_line"
+printf "%-12s %s\n" "bench matmul" "$mm_line"
+printf "%-12s %s\n" "ptxas 4096" "$mm_ptxas"
 printf "%-12s %s\n" "logs" "$LOGS"
-printf "%-12s %s\n" "result" "$([ $fail -eq 0 ] && echo PASS || echo FAIL)"
+result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
+[ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul cases unsupported)"
+printf "%-12s %s\n" "result" "$result"
 exit $fail
