@@ -176,6 +176,21 @@ def analyze_ptx(ptx_path, arch, ptxas, cuobjdump, workdir):
     return result
 
 
+def _add_launch(result, plan_path):
+    """Each function's launch from the plan: grid, block, dynamic shared
+    memory (ptxas only sees the static part)."""
+    try:
+        with open(plan_path) as f:
+            plan = json.load(f)
+    except (OSError, ValueError):
+        return
+    for k in plan.get("kernels", []):
+        fn = result.get("functions", {}).get(k.get("name"))
+        if fn is not None:
+            fn.update(grid=k.get("grid"), block=k.get("block"),
+                      dyn_smem=k.get("shared_bytes"))
+
+
 def ptxas_report(cases, base, arch, workdir=None):
     """Per ok case: analyze_ptx. Returns {"ptxas", "cuobjdump", "arch",
     "kernels": {case: result}} (tools None when missing)."""
@@ -189,8 +204,10 @@ def ptxas_report(cases, base, arch, workdir=None):
     try:
         for c in cases:
             if c.get("status") == "ok":
-                report["kernels"][c["name"]] = analyze_ptx(
-                    os.path.join(base, c["ptx"]), arch, ptxas, cuobjdump, workdir)
+                r = analyze_ptx(os.path.join(base, c["ptx"]), arch, ptxas,
+                                cuobjdump, workdir)
+                _add_launch(r, os.path.join(base, c["plan"]))
+                report["kernels"][c["name"]] = r
     finally:
         if own:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -204,7 +221,8 @@ def print_ptxas_report(report):
         print("  (no compiled bench kernel)")
         return
     sass = bool(report["cuobjdump"])
-    head = f"{'case':<34} {'function':<14} {'regs':>4} {'spill st/ld':>11} {'smem':>7}"
+    head = (f"{'case':<34} {'function':<10} {'regs':>4} {'spill st/ld':>11} "
+            f"{'smem':>5} {'dyn smem':>8} {'block':>5} {'grid':>13}")
     if sass:
         head += "".join(f" {op:>6}" for op in SASS_OPS) + f" {'total':>6}"
     print(head)
@@ -213,9 +231,14 @@ def print_ptxas_report(report):
             print(f"{name:<34} {r['error'].splitlines()[0]}")
             continue
         for fn, f in r["functions"].items():
-            line = (f"{name:<34} {fn:<14} {f.get('registers', '?'):>4} "
-                    f"{str(f.get('spill_stores', '?')) + '/' + str(f.get('spill_loads', '?')):>11} "
-                    f"{f.get('smem', '?'):>7}")
+            spills = f"{f.get('spill_stores', '?')}/{f.get('spill_loads', '?')}"
+            block = f.get("block")
+            grid = f.get("grid")
+            line = (f"{name:<34} {fn:<10} {f.get('registers', '?'):>4} "
+                    f"{spills:>11} {f.get('smem', '?'):>5} "
+                    f"{f.get('dyn_smem', '?'):>8} "
+                    f"{math.prod(block) if block else '?':>5} "
+                    f"{'x'.join(map(str, grid)) if grid else '?':>13}")
             if sass and "sass" in f:
                 line += "".join(f" {f['sass'][op]:>6}" for op in SASS_OPS) + \
                     f" {f['sass']['total']:>6}"
@@ -501,13 +524,23 @@ def main(argv=None):
     return 1 if wrong or errors else 0
 
 
+def _one_line(reason):
+    """The diagnostic of a compiler message, without file:line:col."""
+    if not reason:
+        return ""
+    for line in reason.splitlines():
+        if "error:" in line:
+            return re.sub(r"^.*?\berror: ", "", line.strip())
+    return reason.splitlines()[0]
+
+
 def _print_skipped(skipped):
     if not skipped:
         return
     print(f"\nskipped {len(skipped)} bench case(s):")
     reasons = {}
     for s in skipped:
-        reasons.setdefault((s["status"], s["reason"]), []).append(
+        reasons.setdefault((s["status"], _one_line(s["reason"])), []).append(
             f"{s['kind']} {s['shape']}")
     for (status, reason), which in reasons.items():
         print(f"  {status}: {reason}\n    {', '.join(which)}")

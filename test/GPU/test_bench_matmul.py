@@ -123,14 +123,18 @@ def _manifest(tmp_path, with_ptx=True):
 @pytest.mark.skipif(B.find_tool("ptxas") is None, reason="ptxas not found")
 def test_ptxas_mode_with_real_ptxas(tmp_path, capsys):
     ok, uns = _manifest(tmp_path)
+    (tmp_path / ok["plan"]).write_text(json.dumps({"kernels": [
+        {"name": "main_k0", "grid": [2, 3, 1], "block": [128, 1, 1],
+         "shared_bytes": 4096, "args": []}]}))
     out = tmp_path / "r.json"
     assert B.main(["--cases", str(tmp_path), "--ptxas", "--json", str(out)]) == 0
     r = json.loads(out.read_text())
     k = r["ptxas"]["kernels"][ok["name"]]["functions"]["main_k0"]
     assert k["registers"] > 0 and k["spill_stores"] == 0 and k["spill_loads"] == 0
+    assert k["dyn_smem"] == 4096 and k["grid"] == [2, 3, 1]
     assert [s["case"] for s in r["skipped"]] == [uns["name"]]
     text = capsys.readouterr().out
-    assert f"{ok['name']}" in text and "main_k0" in text
+    assert f"{ok['name']}" in text and "main_k0" in text and "2x3x1" in text
     assert "unsupported: 'kgraph.matmul' op has no code generation" in text
 
 
