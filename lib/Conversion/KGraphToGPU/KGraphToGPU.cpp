@@ -31,7 +31,8 @@ static bool isGraphFunction(func::FuncOp func) {
 }
 
 /// Checks the graph function is in the form the lowering expects.
-static LogicalResult checkGraphFunction(func::FuncOp func) {
+static LogicalResult checkGraphFunction(func::FuncOp func,
+                                        const SMTarget &target) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("graph functions must have a single block");
   for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
@@ -53,12 +54,17 @@ static LogicalResult checkGraphFunction(func::FuncOp func) {
     return op.emitOpError("is not supported in a kgraph graph function");
   }
   for (FusedOp group : func.getBody().getOps<FusedOp>()) {
-    auto config = group->getAttrOfType<ElementwiseConfigAttr>(kConfigAttrName);
-    if (!config)
+    Attribute config = group->getAttr(kConfigAttrName);
+    if (auto elementwise = llvm::dyn_cast_if_present<ElementwiseConfigAttr>(config)) {
+      if (failed(checkElementwiseGroup(group)))
+        return failure();
+    } else if (auto matmul = llvm::dyn_cast_if_present<MatmulConfigAttr>(config)) {
+      if (failed(checkMatmulGroup(group, matmul, &target)))
+        return failure();
+    } else {
       return group.emitOpError("has no '")
              << kConfigAttrName << "' configuration (run kgraph-tile first)";
-    if (failed(checkElementwiseGroup(group)))
-      return failure();
+    }
   }
   return success();
 }
@@ -93,13 +99,15 @@ struct LowerToGPUPass
     : public kgraph::impl::KGraphLowerToGPUBase<LowerToGPUPass> {
   void runOnOperation() override;
   LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp kernels,
-                              SymbolTable &kernelSymbols);
+                              SymbolTable &kernelSymbols,
+                              const SMTarget &target);
 };
 } // namespace
 
 LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
                                             gpu::GPUModuleOp kernels,
-                                            SymbolTable &kernelSymbols) {
+                                            SymbolTable &kernelSymbols,
+                                            const SMTarget &target) {
   MLIRContext *ctx = func.getContext();
   Location loc = func.getLoc();
   Block &oldBody = func.getBody().front();
@@ -127,7 +135,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   SmallVector<Value> allocations;
   unsigned kernelIndex = 0;
   for (FusedOp group : llvm::make_early_inc_range(oldBody.getOps<FusedOp>())) {
-    auto config = group->getAttrOfType<ElementwiseConfigAttr>(kConfigAttrName);
+    Attribute config = group->getAttr(kConfigAttrName);
     SmallVector<Value> operands;
     for (Value input : group.getInputs()) {
       Value buffer = buffers.lookupOrNull(input);
@@ -160,21 +168,40 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         FunctionType::get(ctx, ValueRange(operands).getTypes(), {}));
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     UnitAttr::get(ctx));
-    kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-        ctx, {int32_t(config.getBlockSize()), 1, 1}));
     kernelSymbols.insert(kernel);
-    if (failed(emitElementwiseKernel(group, config, kernel)))
-      return failure();
-
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, group.getLoc(), v).getResult();
     };
-    Value one = c(1);
-    gpu::LaunchFuncOp::create(
-        b, group.getLoc(), kernel,
-        gpu::KernelDim3{c(config.getGridSize()), one, one},
-        gpu::KernelDim3{c(config.getBlockSize()), one, one},
-        /*dynamicSharedMemorySize=*/Value(), operands);
+    gpu::KernelDim3 grid, block;
+    Value sharedBytes;
+    if (auto ew = llvm::dyn_cast<ElementwiseConfigAttr>(config)) {
+      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+          ctx, {int32_t(ew.getBlockSize()), 1, 1}));
+      if (failed(emitElementwiseKernel(group, ew, kernel)))
+        return failure();
+      grid = {c(ew.getGridSize()), c(1), c(1)};
+      block = {c(ew.getBlockSize()), c(1), c(1)};
+    } else {
+      auto mm = llvm::cast<MatmulConfigAttr>(config);
+      auto matmul = llvm::cast<MatmulOp>(*group.getBody().front().begin());
+      auto resultType = llvm::cast<RankedTensorType>(matmul.getType());
+      int64_t rank = resultType.getRank();
+      int64_t m = resultType.getDimSize(rank - 2);
+      int64_t n = resultType.getDimSize(rank - 1);
+      int64_t batch = rank == 3 ? resultType.getDimSize(0) : 1;
+      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+          ctx, {int32_t(mm.getNumThreads()), 1, 1}));
+      if (failed(emitMatmulKernel(group, mm, kernel, target)))
+        return failure();
+      grid = {c((n + mm.getTileN() - 1) / mm.getTileN()),
+              c((m + mm.getTileM() - 1) / mm.getTileM()), c(batch)};
+      block = {c(mm.getNumThreads()), c(1), c(1)};
+      sharedBytes = arith::ConstantIntOp::create(
+          b, group.getLoc(), b.getI32Type(),
+          getMatmulSharedMemoryBytes(matmul, mm));
+    }
+    gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid, block,
+                              sharedBytes, operands);
   }
   for (Value alloc : allocations)
     memref::DeallocOp::create(b, loc, alloc);
@@ -233,14 +260,14 @@ void LowerToGPUPass::runOnOperation() {
   SymbolTable kernelSymbols(kernels);
 
   for (func::FuncOp func : graphs) {
-    if (failed(checkGraphFunction(func)))
+    if (failed(checkGraphFunction(func, *sm)))
       return signalPassFailure();
     materializeReturnedValues(func);
     for (FusedOp group : func.getBody().getOps<FusedOp>())
       if (!group->hasAttr(kConfigAttrName))
         group->setAttr(kConfigAttrName,
                        *chooseElementwiseConfig(group, *sm));
-    if (failed(lowerFunction(func, kernels, kernelSymbols)))
+    if (failed(lowerFunction(func, kernels, kernelSymbols, *sm)))
       return signalPassFailure();
   }
 }

@@ -7,9 +7,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -41,6 +44,22 @@ mlir::LogicalResult checkElementwiseGroup(FusedOp group);
 mlir::LogicalResult emitElementwiseKernel(FusedOp group,
                                           ElementwiseConfigAttr config,
                                           mlir::gpu::GPUFuncOp kernel);
+
+struct SMTarget;
+
+/// Returns failure (with a diagnostic) unless `group` is one kgraph.matmul
+/// that the GEMM emitter can compile with `config` (for `target`, if given).
+mlir::LogicalResult checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
+                                     const SMTarget *target);
+
+/// Dynamic shared memory the GEMM kernel of `op` uses with `config`.
+int64_t getMatmulSharedMemoryBytes(MatmulOp op, MatmulConfigAttr config);
+
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// result) computing the matmul `group` with `config` on `target`.
+mlir::LogicalResult emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
+                                     mlir::gpu::GPUFuncOp kernel,
+                                     const SMTarget &target);
 
 } // namespace kgraph
 
