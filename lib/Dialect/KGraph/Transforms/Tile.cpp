@@ -1,6 +1,7 @@
 //===- Tile.cpp - per-target launch configuration of kernel groups --------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Target/SMTargets.h"
 
@@ -44,9 +45,8 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
   const int64_t vectorWidth = std::max<int64_t>(1, 16 / widest);
   const int64_t unroll = 1;
   int64_t numVectors = (numElements + vectorWidth - 1) / vectorWidth;
-  int64_t blocksNeeded =
-      std::max<int64_t>(1, (numVectors + blockSize * unroll - 1) /
-                               (blockSize * unroll));
+  int64_t blocksNeeded = std::max<int64_t>(
+      1, (numVectors + blockSize * unroll - 1) / (blockSize * unroll));
   // One vector per thread while the grid stays within kMaxWaves waves of
   // resident blocks; past that a grid-stride loop covers the rest. Measured on
   // the H200 (bench/RESULTS.md): for 64M f32 add, one vector per thread moved
@@ -59,9 +59,70 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
                                     unroll, gridSize);
 }
 
+/// The kgraph.matmul a group computes when its body is exactly that op and
+/// the yield of its result; null otherwise.
+static MatmulOp getSoleMatmul(FusedOp group) {
+  Block &body = group.getBody().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return nullptr;
+  auto matmul = llvm::dyn_cast<MatmulOp>(body.front());
+  if (!matmul)
+    return nullptr;
+  Operation *yield = body.getTerminator();
+  if (yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != matmul.getResult())
+    return nullptr;
+  return matmul;
+}
+
 namespace {
 struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
   using Base::Base;
+
+  /// Chooses (or checks a pinned) #kgraph.matmul_config for `group`.
+  LogicalResult tileMatmul(FusedOp group, MatmulOp matmul, const SMTarget &sm) {
+    std::string whyNot;
+    FailureOr<MatmulProblem> problem = getMatmulProblem(matmul, &whyNot);
+    if (failed(problem))
+      return matmul.emitOpError()
+             << "has no code generation for " << sm.name << ": " << whyNot;
+    auto emitError = [&] { return group.emitOpError(); };
+
+    MatmulConfigAttr config;
+    if (Attribute pinned = group->getAttr(kConfigAttrName)) {
+      config = llvm::dyn_cast<MatmulConfigAttr>(pinned);
+      if (!config)
+        return group.emitOpError()
+               << "computes a kgraph.matmul but its '" << kConfigAttrName
+               << "' is not a #kgraph.matmul_config: " << pinned;
+      if (failed(verifyMatmulConfig(config, *problem, sm, emitError)))
+        return failure();
+      MatmulEstimate estimate = estimateMatmul(config, *problem, sm);
+      if (estimate.resources.registersPerThread > sm.maxRegistersPerThread)
+        group.emitWarning() << "configuration needs an estimated "
+                            << estimate.resources.registersPerThread
+                            << " registers per thread, more than the "
+                            << sm.maxRegistersPerThread << " " << sm.name
+                            << " allows: expect spills";
+    } else {
+      FailureOr<MatmulConfigAttr> chosen =
+          chooseMatmulConfig(&getContext(), *problem, sm, &whyNot);
+      if (failed(chosen))
+        return matmul.emitOpError()
+               << "has no code generation for " << sm.name << ": " << whyNot;
+      config = *chosen;
+      // The search only builds valid candidates; check anyway so a model bug
+      // shows up as a diagnostic rather than a bad kernel.
+      if (failed(verifyMatmulConfig(config, *problem, sm, emitError)))
+        return failure();
+      group->setAttr(kConfigAttrName, config);
+    }
+    if (report)
+      group.emitRemark() << "matmul "
+                         << describeEstimate(
+                                estimateMatmul(config, *problem, sm));
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -74,13 +135,23 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
 
     WalkResult result = module.walk([&](FusedOp group) {
-      if (group->hasAttr(kConfigAttrName))
+      if (MatmulOp matmul = getSoleMatmul(group))
+        return failed(tileMatmul(group, matmul, *sm)) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      if (Attribute pinned = group->getAttr(kConfigAttrName)) {
+        if (llvm::isa<MatmulConfigAttr>(pinned)) {
+          group.emitOpError() << "has a #kgraph.matmul_config but its body is "
+                                 "not a single kgraph.matmul";
+          return WalkResult::interrupt();
+        }
         return WalkResult::advance();
+      }
       for (Operation &op : group.getBody().front().without_terminator()) {
         if (isElementwiseOp(&op) || op.hasTrait<mlir::OpTrait::ConstantLike>())
           continue;
         op.emitOpError() << "has no code generation for " << sm->name
-                         << " yet: only elementwise kernels are lowered";
+                         << " yet: only elementwise groups and groups of one "
+                            "kgraph.matmul are lowered";
         return WalkResult::interrupt();
       }
       FailureOr<ElementwiseConfigAttr> config =

@@ -43,6 +43,17 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
     per thread while the grid stays within 64 waves of resident blocks over
     the target's SM count, and a grid-stride loop past that.
 
+    Groups whose body is one `kgraph.matmul` get `#kgraph.matmul_config`:
+    block tile, warp grid, pipeline stages, instruction and its shape, load
+    width and shared-memory padding, chosen by the resource, occupancy and
+    cost model of `MatmulTiling.h` (candidates that exceed the target's
+    shared memory, registers or threads are discarded; the rest are ranked
+    by estimated time). A pinned `#kgraph.matmul_config` is checked against
+    the target: the instruction shape must be one the SM table offers for
+    the operand type, and shared memory and threads must fit. With
+    `report=true` every matmul group gets a remark with the model's
+    estimate (shared memory, registers, blocks per SM, waves, cycles).
+
     Before:
     ```mlir
     %0 = kgraph.fused (%a, %b) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32> {...}
@@ -58,6 +69,8 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_80\"",
            "SM target from the table (sm_70 ... sm_90a)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per matmul group with the cost model's estimate">,
   ];
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }

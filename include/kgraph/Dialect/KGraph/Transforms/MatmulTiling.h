@@ -1,0 +1,161 @@
+//===- MatmulTiling.h - tiling decision of GEMM kernels ---------*- C++ -*-===//
+//
+// The compile-time model kgraph-tile uses to pick a #kgraph.matmul_config:
+// the resources one block needs (shared memory, registers, threads), how many
+// blocks fit on an SM (the compile-time counterpart of
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor), how many waves the grid
+// takes, and an estimated time that ranks the candidates.
+//
+// Shared-memory layout (the emitter allocates exactly this)
+// ---------------------------------------------------------
+// Each operand tile is stored as rows of the dimension that is contiguous in
+// global memory, every row padded by `smem_padding` elements:
+//
+//   | operand | stored as                                   |
+//   |---------|---------------------------------------------|
+//   | A       | [tile_m rows][tile_k + smem_padding] elems   |
+//   | A^T     | [tile_k rows][tile_m + smem_padding] elems   |
+//   | B       | [tile_k rows][tile_n + smem_padding] elems   |
+//   | B^T     | [tile_n rows][tile_k + smem_padding] elems   |
+//
+// (A^T: `transpose_a`, A is stored [K, M]; B^T: `transpose_b`, B is stored
+// [N, K].) One stage holds one A tile followed by one B tile; `stages` stages
+// are allocated back to back:
+//
+//   bytes = stages * (rowsA * (colsA + pad) + rowsB * (colsB + pad))
+//                  * sizeof(operand element)
+//
+// f16 128x128x32, pad 8, 4 stages, no transposes:
+//   4 * (128 * 40 + 32 * 136) * 2 = 75776 bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H
+#define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H
+
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace kgraph {
+
+struct SMTarget;
+
+/// The GEMM a kernel computes, independent of the op it came from (a
+/// kgraph.matmul now, a kgraph.conv2d as implicit GEMM later):
+/// `batch` independent products C[M, N] = op(A)[M, K] * op(B)[K, N].
+struct MatmulProblem {
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  /// Element type of A and B.
+  mlir::Type operandType;
+  /// Element type of C as stored.
+  mlir::Type resultType;
+  /// A is stored [K, M] (B: [N, K]).
+  bool transposeA = false, transposeB = false;
+  /// f32 operands may run on tf32 tensor cores (`precision = tf32`).
+  bool allowTf32 = false;
+
+  /// Registers hold the accumulators in this type: i32 for i8 operands, f32
+  /// for every float type (f16/bf16 results are rounded in the epilogue).
+  mlir::Type getAccumulatorType() const;
+  /// Extent of the dimension of A (B) that is contiguous in global memory:
+  /// K for A, M for A^T; N for B, K for B^T.
+  int64_t getContiguousExtentA() const { return transposeA ? m : k; }
+  int64_t getContiguousExtentB() const { return transposeB ? k : n; }
+};
+
+/// The problem `op` computes. Fails (with the reason in `whyNot`) for shapes
+/// that have no kernel, e.g. an empty dimension.
+mlir::FailureOr<MatmulProblem> getMatmulProblem(MatmulOp op,
+                                                std::string *whyNot = nullptr);
+
+/// What one block of a configuration needs.
+struct MatmulResourceEstimate {
+  /// One stage of the A (B) tile in shared memory, padding included.
+  int64_t stageBytesA = 0, stageBytesB = 0;
+  /// `stages * (stageBytesA + stageBytesB)`: the layout in the file header.
+  int64_t sharedMemoryBytes = 0;
+  /// Per-thread 32-bit registers: accumulators (warp tile / 32 values),
+  /// operand fragments of one instruction-k step, double buffered, register
+  /// staging of global loads when copies are not asynchronous, and a fixed
+  /// overhead for addresses, loop counters and predicates.
+  int64_t accumulatorRegisters = 0, fragmentRegisters = 0, stagingRegisters = 0,
+          registersPerThread = 0;
+  int64_t threadsPerBlock = 0;
+};
+
+/// Resources of `config` for operands of `operandType` accumulated in
+/// `accumulatorType`. `asyncCopies` says global->shared copies are cp.async
+/// (no register staging).
+MatmulResourceEstimate estimateResources(MatmulConfigAttr config,
+                                         mlir::Type operandType,
+                                         mlir::Type accumulatorType,
+                                         bool transposeA, bool transposeB,
+                                         bool asyncCopies);
+
+/// Which per-SM limit bounds the number of resident blocks.
+enum class OccupancyLimit { SharedMemory, Registers, Threads, Blocks };
+llvm::StringRef stringifyOccupancyLimit(OccupancyLimit limit);
+
+/// Resident blocks per SM, as cudaOccupancyMaxActiveBlocksPerMultiprocessor
+/// would compute it: the minimum over shared memory (per-block size plus the
+/// reserved per-block shared memory, rounded to 128 bytes), registers
+/// (per-thread count rounded up to 8, allocated per warp), threads and the
+/// block limit. 0 when the block does not fit at all.
+struct MatmulOccupancy {
+  int64_t blocksPerSM = 0;
+  OccupancyLimit limit = OccupancyLimit::Blocks;
+};
+MatmulOccupancy estimateOccupancy(const MatmulResourceEstimate &resources,
+                                  const SMTarget &target);
+
+/// The full model of one configuration on one problem and target.
+struct MatmulEstimate {
+  MatmulResourceEstimate resources;
+  MatmulOccupancy occupancy;
+  /// Blocks in the grid: batch * ceil(M / tile_m) * ceil(N / tile_n).
+  int64_t numBlocks = 0;
+  /// ceil(numBlocks / (blocksPerSM * numSMs)).
+  int64_t waves = 0;
+  /// numBlocks / (waves * blocksPerSM * numSMs), in (0, 1].
+  double waveEfficiency = 0;
+  /// Model times in SM clock cycles (see MatmulTiling.cpp for the formulas):
+  /// tensor-core/FMA time of the padded problem, global (L2) time of the
+  /// operand re-reads, shared-memory read time, and the total.
+  double computeCycles = 0, globalCycles = 0, sharedCycles = 0, cycles = 0;
+};
+MatmulEstimate estimateMatmul(MatmulConfigAttr config,
+                              const MatmulProblem &problem,
+                              const SMTarget &target);
+
+/// The configuration the model ranks best for `op` on `target`: the search
+/// and cost model are described in MatmulTiling.cpp. Fails with the reason
+/// in `whyNot` when no candidate fits the target.
+mlir::FailureOr<MatmulConfigAttr>
+chooseMatmulConfig(MatmulOp op, const SMTarget &target,
+                   std::string *whyNot = nullptr);
+mlir::FailureOr<MatmulConfigAttr>
+chooseMatmulConfig(mlir::MLIRContext *ctx, const MatmulProblem &problem,
+                   const SMTarget &target, std::string *whyNot = nullptr);
+
+/// Checks a configuration (chosen or pinned) against the target and the
+/// problem: the instruction is one the target offers for the operand type,
+/// shared memory fits, stages beyond 2 need cp.async, load_width is at most
+/// 16 bytes and divides the contiguous extents. (Threads always fit: the
+/// attribute verifier caps a block at 32 warps.) Reports through
+/// `emitError`.
+mlir::LogicalResult
+verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &problem,
+                   const SMTarget &target,
+                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// One line for remarks: "smem 75776 B, 232 regs/thread, ...".
+std::string describeEstimate(const MatmulEstimate &estimate);
+
+} // namespace kgraph
+
+#endif // KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H

@@ -1,0 +1,672 @@
+//===- MatmulTiling.cpp - tiling decision of GEMM kernels ----------------===//
+//
+// The resource/occupancy model and the candidate search behind
+// #kgraph.matmul_config. Everything is computed from the problem shape and
+// the SM target table; nothing here names an SM.
+//
+// Cost model (all times in SM clock cycles, per problem)
+// ------------------------------------------------------
+// For a candidate with block tile tm x tn x tk, w warps, s stages:
+//
+//   blocks   = batch * ceil(M / tm) * ceil(N / tn)
+//   kIters   = ceil(K / tk)
+//   r        = min(blocksPerSM, ceil(blocks / numSMs))   blocks an SM holds
+//   waves    = ceil(blocks / (r * numSMs))
+//   waveEff  = blocks / (waves * r * numSMs)
+//
+//   T_compute = blocks * tm * tn * kIters * tk             (padded FMAs)
+//               / (numSMs * mathRate * min(1, r * w / 8))
+//               + blocks * kIters * 16 / numSMs       (per-iteration overhead)
+//   stageBytes = (tm * tk + tk * tn) * elemBytes          (global bytes)
+//   T_global  = blocks * kIters * stageBytes
+//               / (numSMs * min(l2Rate, inflight / latency))
+//               inflight = r * max(1, s - 1) * stageBytes  (Little's law)
+//   T_shared  = blocks * w * kIters * tk * (wtm + wtn) * elemBytes
+//               / (numSMs * sharedRate)
+//   T         = max(T_compute (+ T_global when s = 1, else max with it),
+//                   T_shared) / waveEff
+//               * 1.1 when only one block fits on an SM (and blocks > numSMs)
+//
+// - The math rate needs 8 resident warps (two per SM sub-partition) to reach
+//   its peak, which is what makes 4-warp blocks want two blocks per SM.
+// - A/B re-reads are served by L2 (DRAM traffic for the unique bytes is the
+//   same for every candidate, so it does not rank them).
+// - Memory requests must cover the latency: with s stages a block has
+//   s - 1 stage loads in flight while it computes on one; one stage means
+//   load, wait, compute, so the two times add up.
+// - Each warp reads its A and B fragments (wtm + wtn values per k) from
+//   shared memory once; small warp tiles become shared-memory bound.
+// - Every main-loop iteration costs a block ~16 cycles besides its math
+//   (barrier, cp.async commit/wait, address updates): deep tile_k
+//   amortizes it, as long as the stages still fit.
+// - A lone block per SM leaves the SM idle at every barrier and during its
+//   epilogue: the explicit 10% penalty is the preference for >= 2 blocks/SM
+//   (applied when the grid has more blocks than SMs, so a second block
+//   could have been resident).
+//
+// Ranking: the model is not finer than a few percent, so every candidate
+// within 3% of the fastest estimate counts as equally fast. Among those the
+// pick is the one with the most stages (slack against latency spikes that a
+// mean-latency model does not see), then the least global + shared-memory
+// time (slack behind the binding limit), the larger block tile, the smaller
+// shared-memory footprint, fewer warps, and finally enumeration order
+// (tile_m, tile_n, tile_k, warps_m, warps_n, stages ascending), so the
+// choice is deterministic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace kgraph;
+
+//===----------------------------------------------------------------------===//
+// Problem
+//===----------------------------------------------------------------------===//
+
+Type MatmulProblem::getAccumulatorType() const {
+  MLIRContext *ctx = operandType.getContext();
+  if (operandType.isInteger(8))
+    return IntegerType::get(ctx, 32);
+  return Float32Type::get(ctx);
+}
+
+FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
+                                                  std::string *whyNot) {
+  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
+    if (whyNot)
+      *whyNot = why.str();
+    return failure();
+  };
+  auto lhs = llvm::dyn_cast<RankedTensorType>(op.getLhs().getType());
+  auto rhs = llvm::dyn_cast<RankedTensorType>(op.getRhs().getType());
+  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (!lhs || !rhs || !result || lhs.getRank() < 2 || lhs.getRank() > 3 ||
+      rhs.getRank() != lhs.getRank() || result.getRank() != lhs.getRank())
+    return fail("operands are not rank-2 or rank-3 tensors of one rank");
+
+  MatmulProblem p;
+  int64_t rank = lhs.getRank();
+  p.batch = rank == 3 ? lhs.getDimSize(0) : 1;
+  p.transposeA = op.getTransposeA();
+  p.transposeB = op.getTransposeB();
+  p.m = result.getDimSize(rank - 2);
+  p.n = result.getDimSize(rank - 1);
+  p.k = lhs.getDimSize(p.transposeA ? rank - 2 : rank - 1);
+  p.operandType = lhs.getElementType();
+  p.resultType = result.getElementType();
+  p.allowTf32 = op.getPrecision() == Precision::tf32;
+  if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
+                Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
+  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
+      !p.operandType.isF32() && !p.operandType.isInteger(8))
+    return fail("operands of this element type have no matmul kernel");
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Plain-struct view of a configuration
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The fields of #kgraph.matmul_config, so the search can evaluate thousands
+/// of candidates without creating an attribute for each.
+struct Tiling {
+  int64_t tileM, tileN, tileK, warpsM, warpsN, stages;
+  MmaKind kind;
+  int64_t instM, instN, instK;
+  int64_t loadWidth, smemPadding;
+
+  static Tiling fromAttr(MatmulConfigAttr c) {
+    ArrayRef<int64_t> s = c.getInstructionShape();
+    return {
+        c.getTileM(),  c.getTileN(),  c.getTileK(),       c.getWarpsM(),
+        c.getWarpsN(), c.getStages(), c.getInstruction(), s[0],
+        s[1],          s[2],          c.getLoadWidth(),   c.getSmemPadding()};
+  }
+  MatmulConfigAttr toAttr(MLIRContext *ctx) const {
+    return MatmulConfigAttr::get(ctx, tileM, tileN, tileK, warpsM, warpsN,
+                                 stages, kind, {instM, instN, instK}, loadWidth,
+                                 smemPadding);
+  }
+  int64_t warps() const { return warpsM * warpsN; }
+  int64_t warpTileM() const { return tileM / warpsM; }
+  int64_t warpTileN() const { return tileN / warpsN; }
+};
+} // namespace
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Bytes of one element in memory.
+static int64_t elementBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+/// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
+/// the longer side of the warp tile getting 8.
+static std::pair<int64_t, int64_t> simtLanes(const Tiling &t) {
+  return t.warpTileN() >= t.warpTileM() ? std::make_pair(4, 8)
+                                        : std::make_pair(8, 4);
+}
+
+//===----------------------------------------------------------------------===//
+// Resources and occupancy
+//===----------------------------------------------------------------------===//
+
+/// Fixed per-thread registers for addresses, loop counters, predicates.
+static constexpr int64_t kOverheadRegisters = 40;
+
+static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
+                                       Type accumulatorType, bool transposeA,
+                                       bool transposeB, bool asyncCopies) {
+  MatmulResourceEstimate r;
+  int64_t eb = elementBytes(operandType);
+  // The layout documented in MatmulTiling.h.
+  int64_t rowsA = transposeA ? t.tileK : t.tileM;
+  int64_t colsA = transposeA ? t.tileM : t.tileK;
+  int64_t rowsB = transposeB ? t.tileN : t.tileK;
+  int64_t colsB = transposeB ? t.tileK : t.tileN;
+  r.stageBytesA = rowsA * (colsA + t.smemPadding) * eb;
+  r.stageBytesB = rowsB * (colsB + t.smemPadding) * eb;
+  r.sharedMemoryBytes = t.stages * (r.stageBytesA + r.stageBytesB);
+  r.threadsPerBlock = 32 * t.warps();
+
+  // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
+  int64_t accWords = std::max<int64_t>(
+      1, ceilDiv(accumulatorType.getIntOrFloatBitWidth(), 32));
+  r.accumulatorRegisters =
+      ceilDiv(t.warpTileM() * t.warpTileN(), 32) * accWords;
+
+  // Operand fragments for one instruction-k step, double buffered so the
+  // next step's loads overlap the current step's math.
+  if (t.kind == MmaKind::fma) {
+    auto [lanesM, lanesN] = simtLanes(t);
+    int64_t perStep =
+        ceilDiv(t.warpTileM(), lanesM) + ceilDiv(t.warpTileN(), lanesN);
+    r.fragmentRegisters = 2 * perStep;
+  } else {
+    // An m x k (k x n) fragment spread over 32 lanes of 4-byte registers.
+    int64_t regsA = ceilDiv(t.instM * t.instK * eb, 128);
+    int64_t regsB = ceilDiv(t.instN * t.instK * eb, 128);
+    int64_t perStep =
+        (t.warpTileM() / t.instM) * regsA + (t.warpTileN() / t.instN) * regsB;
+    r.fragmentRegisters = 2 * perStep;
+  }
+
+  // Without cp.async a stage travels global -> registers -> shared memory.
+  if (!asyncCopies)
+    r.stagingRegisters = ceilDiv((t.tileM * t.tileK + t.tileK * t.tileN) * eb,
+                                 r.threadsPerBlock * 4);
+
+  r.registersPerThread = r.accumulatorRegisters + r.fragmentRegisters +
+                         r.stagingRegisters + kOverheadRegisters;
+  return r;
+}
+
+MatmulResourceEstimate
+kgraph::estimateResources(MatmulConfigAttr config, Type operandType,
+                          Type accumulatorType, bool transposeA,
+                          bool transposeB, bool asyncCopies) {
+  return estimate(Tiling::fromAttr(config), operandType, accumulatorType,
+                  transposeA, transposeB, asyncCopies);
+}
+
+StringRef kgraph::stringifyOccupancyLimit(OccupancyLimit limit) {
+  switch (limit) {
+  case OccupancyLimit::SharedMemory:
+    return "shared memory";
+  case OccupancyLimit::Registers:
+    return "registers";
+  case OccupancyLimit::Threads:
+    return "threads";
+  case OccupancyLimit::Blocks:
+    return "blocks";
+  }
+  return "blocks";
+}
+
+MatmulOccupancy kgraph::estimateOccupancy(const MatmulResourceEstimate &r,
+                                          const SMTarget &target) {
+  MatmulOccupancy occ;
+  if (r.threadsPerBlock <= 0 || r.threadsPerBlock > target.maxThreadsPerBlock ||
+      r.sharedMemoryBytes > target.sharedMemPerBlock ||
+      r.registersPerThread > target.maxRegistersPerThread)
+    return occ;
+
+  // Shared memory: the block's bytes rounded to the 128-byte allocation unit
+  // plus the per-block reservation of the runtime. The table's per-SM figure
+  // exceeds its per-block opt-in maximum by exactly that reservation (1 KiB
+  // from sm_80 on, none before).
+  int64_t reserved =
+      int64_t(target.sharedMemPerSM) - int64_t(target.sharedMemPerBlock);
+  int64_t smemPerBlock = llvm::alignTo(r.sharedMemoryBytes, 128) + reserved;
+  int64_t bySmem = smemPerBlock > 0 ? target.sharedMemPerSM / smemPerBlock
+                                    : std::numeric_limits<int64_t>::max();
+  // Registers: per-thread counts round up to 8, registers are allocated per
+  // warp (256-register units), and a block needs all its warps resident.
+  int64_t warps = r.threadsPerBlock / 32;
+  int64_t regsPerWarp = llvm::alignTo(r.registersPerThread, 8) * 32;
+  int64_t byRegs = (target.registersPerSM / regsPerWarp) / warps;
+  int64_t byThreads = target.maxThreadsPerSM / r.threadsPerBlock;
+  int64_t byBlocks = target.maxBlocksPerSM;
+
+  occ.blocksPerSM = byBlocks;
+  occ.limit = OccupancyLimit::Blocks;
+  auto consider = [&](int64_t n, OccupancyLimit why) {
+    if (n < occ.blocksPerSM || (n == occ.blocksPerSM && why < occ.limit)) {
+      occ.blocksPerSM = n;
+      occ.limit = why;
+    }
+  };
+  consider(byThreads, OccupancyLimit::Threads);
+  consider(byRegs, OccupancyLimit::Registers);
+  consider(bySmem, OccupancyLimit::SharedMemory);
+  return occ;
+}
+
+//===----------------------------------------------------------------------===//
+// Throughputs and the cost model
+//===----------------------------------------------------------------------===//
+
+// Per-SM, per-clock rates. These are the only numbers of the model that are
+// not in the SM target table; they should move there (as fields of SMTarget)
+// once the table grows throughput columns.
+/// L2 bandwidth available to one SM, bytes per clock (A100/H100 class).
+static constexpr double kL2BytesPerClock = 32;
+/// Shared-memory bandwidth of one SM: 32 banks x 4 bytes per clock.
+static constexpr double kSharedBytesPerClock = 128;
+/// Latency of a global load under load (L2 miss included), clocks.
+static constexpr double kMemoryLatency = 1000;
+/// Resident warps an SM needs to keep its math pipes busy.
+static constexpr double kWarpsToSaturate = 8;
+/// Time factor of a configuration of which only one block fits per SM.
+static constexpr double kLoneBlockPenalty = 1.1;
+/// Cycles one main-loop iteration of a block spends besides its math: the
+/// barrier, cp.async commit/wait and address updates that the other
+/// resident block does not hide.
+static constexpr double kIterationOverhead = 16;
+/// Candidates this close to the fastest estimate count as equally fast.
+static constexpr double kTimeTolerance = 0.03;
+
+/// Multiply-adds per clock per SM of `kind` on `operandType`. Dense
+/// mma.sync f16/bf16 rates: 1024 on the full-rate tensor cores of sm_80 and
+/// sm_90 (A100: 312 TFLOP/s = 108 SMs x 1.41 GHz x 2 x 1024), 512 on the
+/// others (T4, A10, L40S with f32 accumulation); tf32 at half that, i8 at
+/// twice. SIMT f32: 64 FP32 lanes per SM on sm_70/75/80, 128 from sm_86 on.
+static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
+  unsigned cc = target.computeCapability;
+  if (kind == MmaKind::fma)
+    return (cc <= 80) ? 64 : 128;
+  double f16Rate = (cc == 80 || cc >= 90) ? 1024 : 512;
+  if (kind == MmaKind::wgmma)
+    f16Rate *= 2;
+  if (operandType.isF32())
+    return f16Rate / 2;
+  if (operandType.isInteger(8))
+    return f16Rate * 2;
+  return f16Rate;
+}
+
+static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
+                                     const SMTarget &target) {
+  MatmulEstimate e;
+  e.resources = estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
+                         p.transposeB, target.hasCpAsync);
+  e.occupancy = estimateOccupancy(e.resources, target);
+  e.numBlocks = p.batch * ceilDiv(p.m, t.tileM) * ceilDiv(p.n, t.tileN);
+  if (e.occupancy.blocksPerSM == 0) {
+    e.cycles = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  const double numSMs = target.numSMs;
+  int64_t resident = std::min<int64_t>(e.occupancy.blocksPerSM,
+                                       ceilDiv(e.numBlocks, target.numSMs));
+  e.waves = ceilDiv(e.numBlocks, resident * target.numSMs);
+  e.waveEfficiency =
+      double(e.numBlocks) / double(e.waves * resident * target.numSMs);
+
+  int64_t eb = elementBytes(p.operandType);
+  int64_t kIters = ceilDiv(p.k, t.tileK);
+  double blocks = e.numBlocks;
+
+  double saturation =
+      std::min(1.0, double(resident * t.warps()) / kWarpsToSaturate);
+  double paddedFma = blocks * t.tileM * t.tileN * double(kIters * t.tileK);
+  e.computeCycles =
+      paddedFma /
+          (numSMs * mathRate(target, t.kind, p.operandType) * saturation) +
+      blocks * double(kIters) * kIterationOverhead / numSMs;
+
+  double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;
+  double inflight = double(resident) *
+                    double(std::max<int64_t>(1, t.stages - 1)) * stageBytes;
+  double bandwidth = std::min(kL2BytesPerClock, inflight / kMemoryLatency);
+  e.globalCycles = blocks * double(kIters) * stageBytes / (numSMs * bandwidth);
+
+  double sharedBytes = blocks * t.warps() * double(kIters * t.tileK) *
+                       double(t.warpTileM() + t.warpTileN()) * eb;
+  e.sharedCycles = sharedBytes / (numSMs * kSharedBytesPerClock);
+
+  double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
+                                   : std::max(e.computeCycles, e.globalCycles);
+  e.cycles = std::max(pipelined, e.sharedCycles) / e.waveEfficiency;
+  if (e.occupancy.blocksPerSM < 2 && e.numBlocks > target.numSMs)
+    e.cycles *= kLoneBlockPenalty;
+  return e;
+}
+
+MatmulEstimate kgraph::estimateMatmul(MatmulConfigAttr config,
+                                      const MatmulProblem &problem,
+                                      const SMTarget &target) {
+  return estimateTiling(Tiling::fromAttr(config), problem, target);
+}
+
+//===----------------------------------------------------------------------===//
+// Instruction, load width, padding
+//===----------------------------------------------------------------------===//
+
+/// The table's operand type for `problem`, if tensor cores can take it.
+static std::optional<MmaOperandType> mmaOperandType(const MatmulProblem &p) {
+  Type t = p.operandType;
+  if (t.isF16())
+    return MmaOperandType::F16;
+  if (t.isBF16())
+    return MmaOperandType::BF16;
+  if (t.isInteger(8))
+    return MmaOperandType::I8;
+  if (t.isF32() && p.allowTf32)
+    return MmaOperandType::TF32;
+  return std::nullopt;
+}
+
+static StringRef mmaOperandTypeName(MmaOperandType t) {
+  switch (t) {
+  case MmaOperandType::F16:
+    return "f16";
+  case MmaOperandType::BF16:
+    return "bf16";
+  case MmaOperandType::TF32:
+    return "tf32";
+  case MmaOperandType::I8:
+    return "i8";
+  case MmaOperandType::F8E4M3:
+    return "f8E4M3";
+  }
+  return "?";
+}
+
+/// The instruction the search uses: mma.sync of the m16n8kX family the
+/// target's table lists for the operand type (sm_80+: m16n8k16 f16/bf16,
+/// m16n8k8 tf32, m16n8k32 i8; sm_75: m16n8k8 f16), else SIMT fma. Volta's
+/// m8n8k4 and Turing's i8 m8n8k16 use other fragment layouts that kgraph
+/// does not generate, so those types get fma there.
+static void chooseInstruction(const MatmulProblem &p, const SMTarget &target,
+                              Tiling &t) {
+  t.kind = MmaKind::fma;
+  t.instM = t.instN = t.instK = 1;
+  std::optional<MmaOperandType> type = mmaOperandType(p);
+  if (!type)
+    return;
+  for (const MmaShape &s : target.mmaShapes) {
+    if (s.warpgroup || s.operandType != *type || s.m != 16)
+      continue;
+    t.kind = MmaKind::mma_sync;
+    t.instM = s.m;
+    t.instN = s.n;
+    t.instK = s.k;
+    return;
+  }
+}
+
+/// Elements per vector access along a contiguous extent: 16 bytes' worth
+/// when the extent is a multiple of it, else the largest power of two that
+/// divides the extent, so every access stays aligned.
+static int64_t loadWidthFor(int64_t extent, int64_t eb) {
+  int64_t width = 16 / eb;
+  while (width > 1 && extent % width != 0)
+    width /= 2;
+  return width;
+}
+
+/// Row padding of the shared-memory tiles. ldmatrix (and the SIMT loads,
+/// and the 16-byte cp.async stores) touch 8 rows x 16 bytes per phase; 32
+/// banks of 4 bytes span 128 bytes, i.e. eight 16-byte slots. Row r starts
+/// in slot (r * rowBytes / 16) mod 8, which takes 8 distinct slots exactly
+/// when rowBytes / 16 is odd. Every candidate row (a power of two of at
+/// least 32 bytes) has an even count, so it is padded by 16 bytes, making
+/// the count odd and the phase conflict-free. A row of odd 16-byte count
+/// needs nothing.
+static int64_t paddingFor(const Tiling &t, const MatmulProblem &p) {
+  int64_t eb = elementBytes(p.operandType);
+  int64_t rowA = (p.transposeA ? t.tileM : t.tileK) * eb;
+  int64_t rowB = (p.transposeB ? t.tileK : t.tileN) * eb;
+  auto conflicted = [](int64_t rowBytes) {
+    return rowBytes % 16 == 0 && (rowBytes / 16) % 2 == 0;
+  };
+  return conflicted(rowA) || conflicted(rowB) ? 16 / eb : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Search
+//===----------------------------------------------------------------------===//
+
+FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
+                                                       const MatmulProblem &p,
+                                                       const SMTarget &target,
+                                                       std::string *whyNot) {
+  Tiling base{};
+  chooseInstruction(p, target, base);
+  int64_t eb = elementBytes(p.operandType);
+  base.loadWidth = std::min(loadWidthFor(p.getContiguousExtentA(), eb),
+                            loadWidthFor(p.getContiguousExtentB(), eb));
+  int64_t maxStages = target.hasCpAsync ? 4 : 2;
+
+  struct Candidate {
+    Tiling tiling;
+    MatmulEstimate estimate;
+  };
+  SmallVector<Candidate> candidates;
+
+  const int64_t tiles[] = {32, 64, 128, 256};
+  const int64_t tileKs[] = {16, 32, 64};
+  const int64_t warpCounts[] = {1, 2, 4};
+  for (int64_t tm : tiles)
+    for (int64_t tn : tiles)
+      for (int64_t tk : tileKs) {
+        if (tk % base.instK != 0)
+          continue;
+        int64_t kIters = ceilDiv(p.k, tk);
+        for (int64_t wm : warpCounts)
+          for (int64_t wn : warpCounts) {
+            Tiling t = base;
+            t.tileM = tm;
+            t.tileN = tn;
+            t.tileK = tk;
+            t.warpsM = wm;
+            t.warpsN = wn;
+            if (t.warpTileM() % t.instM != 0 || t.warpTileN() % t.instN != 0)
+              continue;
+            if (t.kind == MmaKind::fma) {
+              auto [lanesM, lanesN] = simtLanes(t);
+              if (t.warpTileM() % lanesM != 0 || t.warpTileN() % lanesN != 0)
+                continue;
+            }
+            t.smemPadding = paddingFor(t, p);
+            // More stages than K steps only waste shared memory.
+            for (int64_t s = 1; s <= std::min(maxStages, kIters); ++s) {
+              t.stages = s;
+              MatmulEstimate e = estimateTiling(t, p, target);
+              if (e.occupancy.blocksPerSM != 0)
+                candidates.push_back({t, e});
+            }
+          }
+      }
+  if (candidates.empty()) {
+    if (whyNot)
+      *whyNot = "no candidate tiling fits the shared memory, registers and "
+                "threads of " +
+                target.name.str();
+    return failure();
+  }
+
+  // The model is not finer than a few percent: every candidate within
+  // kTimeTolerance of the fastest counts as equally fast, and the key below
+  // picks among them. More stages first (slack against latency spikes the
+  // mean-latency model does not see), then less global + shared-memory time
+  // (slack behind the binding limit), a larger block tile, less shared
+  // memory, fewer warps; enumeration order settles the rest.
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const Candidate &c : candidates)
+    fastest = std::min(fastest, c.estimate.cycles);
+  const Candidate *best = nullptr;
+  auto key = [](const Candidate &c) {
+    const Tiling &t = c.tiling;
+    const MatmulEstimate &e = c.estimate;
+    return std::make_tuple(
+        -t.stages, std::llround(e.globalCycles + e.sharedCycles),
+        -t.tileM * t.tileN, e.resources.sharedMemoryBytes, t.warps());
+  };
+  for (const Candidate &c : candidates) {
+    if (c.estimate.cycles > fastest * (1 + kTimeTolerance))
+      continue;
+    if (!best || key(c) < key(*best))
+      best = &c;
+  }
+  return best->tiling.toAttr(ctx);
+}
+
+FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MatmulOp op,
+                                                       const SMTarget &target,
+                                                       std::string *whyNot) {
+  FailureOr<MatmulProblem> problem = getMatmulProblem(op, whyNot);
+  if (failed(problem))
+    return failure();
+  return chooseMatmulConfig(op.getContext(), *problem, target, whyNot);
+}
+
+//===----------------------------------------------------------------------===//
+// Validation against the target
+//===----------------------------------------------------------------------===//
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  return "[" +
+         llvm::join(llvm::map_range(
+                        shape, [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         "]";
+}
+
+LogicalResult
+kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
+                           const SMTarget &target,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  Tiling t = Tiling::fromAttr(config);
+  StringRef kindName = stringifyMmaKind(t.kind);
+  SmallVector<int64_t, 3> shape = {t.instM, t.instN, t.instK};
+
+  if (t.kind != MmaKind::fma) {
+    std::optional<MmaOperandType> type = mmaOperandType(p);
+    if (!type)
+      return emitError() << kindName << " needs tensor-core operands, but "
+                         << p.operandType
+                         << " operands with precision ieee have none (use "
+                            "fma, or precision = tf32 for f32)";
+    bool warpgroup = t.kind == MmaKind::wgmma;
+    bool offered = false;
+    SmallVector<std::string> offers;
+    for (const MmaShape &s : target.mmaShapes) {
+      if (s.operandType != *type || s.warpgroup != warpgroup)
+        continue;
+      // wgmma takes any N that is a multiple of 8 up to the listed maximum.
+      if (warpgroup) {
+        offers.push_back("[" + std::to_string(s.m) + ", 8..." +
+                         std::to_string(s.n) + ", " + std::to_string(s.k) +
+                         "]");
+        offered |= t.instM == s.m && t.instK == s.k && t.instN % 8 == 0 &&
+                   t.instN <= s.n;
+      } else {
+        offers.push_back(formatShape({s.m, s.n, s.k}));
+        offered |= t.instM == s.m && t.instN == s.n && t.instK == s.k;
+      }
+    }
+    if (!offered) {
+      InFlightDiagnostic diag = emitError();
+      diag << kindName << " " << formatShape(shape) << " is not offered by "
+           << target.name << " for " << mmaOperandTypeName(*type)
+           << " operands; ";
+      if (offers.empty())
+        diag << "it offers no " << kindName << " shape for that type";
+      else
+        diag << "it offers " << llvm::join(offers, ", ");
+      return diag;
+    }
+  }
+
+  MatmulResourceEstimate r =
+      estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
+               p.transposeB, target.hasCpAsync);
+  if (r.sharedMemoryBytes > target.sharedMemPerBlock)
+    return emitError() << "configuration needs " << r.sharedMemoryBytes
+                       << " bytes of shared memory per block (" << t.stages
+                       << " stages of " << r.stageBytesA + r.stageBytesB
+                       << "), but " << target.name << " allows at most "
+                       << target.sharedMemPerBlock;
+
+  if (t.stages > 2 && !target.hasCpAsync)
+    return emitError() << "stages = " << t.stages << " needs cp.async, which "
+                       << target.name
+                       << " lacks; it takes at most 2 (register double "
+                          "buffering)";
+
+  int64_t eb = elementBytes(p.operandType);
+  if (t.loadWidth * eb > 16)
+    return emitError() << "load_width = " << t.loadWidth << " moves "
+                       << t.loadWidth * eb << " bytes per access of "
+                       << p.operandType << " elements; at most 16";
+  auto checkExtent = [&](int64_t extent, StringRef operand,
+                         StringRef dim) -> LogicalResult {
+    if (extent % t.loadWidth == 0)
+      return success();
+    return emitError() << "load_width = " << t.loadWidth
+                       << " does not divide the contiguous extent " << extent
+                       << " (" << dim << ") of " << operand;
+  };
+  if (failed(checkExtent(p.getContiguousExtentA(), "lhs",
+                         p.transposeA ? "M" : "K")) ||
+      failed(checkExtent(p.getContiguousExtentB(), "rhs",
+                         p.transposeB ? "K" : "N")))
+    return failure();
+  return success();
+}
+
+std::string kgraph::describeEstimate(const MatmulEstimate &e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  const MatmulResourceEstimate &r = e.resources;
+  os << "smem " << r.sharedMemoryBytes << " B, " << r.registersPerThread
+     << " regs/thread (acc " << r.accumulatorRegisters << ", frag "
+     << r.fragmentRegisters << ", staging " << r.stagingRegisters << "), "
+     << r.threadsPerBlock << " threads, " << e.occupancy.blocksPerSM
+     << " blocks/SM (" << stringifyOccupancyLimit(e.occupancy.limit) << "), "
+     << e.numBlocks << " blocks in " << e.waves << " waves (";
+  os << llvm::format("%.1f", 100 * e.waveEfficiency)
+     << "% efficient), cycles: ";
+  os << "compute " << std::llround(e.computeCycles) << ", global "
+     << std::llround(e.globalCycles) << ", shared "
+     << std::llround(e.sharedCycles) << ", estimated "
+     << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
+  return s;
+}

@@ -1,0 +1,79 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics
+
+// One test per message of MatmulConfigAttr::verify (ElementwiseConfigAttr's
+// messages are covered in invalid_fused.mlir).
+
+// expected-error @+1 {{tile sizes must be positive, got [128, 128, 0]}}
+func.func @tile_sizes() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 0, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps_m x warps_n must be in [1, 32], got 8 x 8}}
+func.func @warps() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 8, warps_n = 8, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps_m x warps_n must be in [1, 32], got 0 x 2}}
+func.func @warps_zero() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 0, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile 128x128 does not split evenly over 2x3 warps}}
+func.func @uneven() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 3, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stages must be in [1, 8], got 9}}
+func.func @stages() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 9, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{instruction_shape must be three positive sizes [m, n, k]}}
+func.func @shape_rank() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{instruction_shape must be three positive sizes [m, n, k]}}
+func.func @shape_positive() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 0, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warp tile 16x64x32 is not a multiple of the instruction shape [32, 8, 16]}}
+func.func @warp_tile() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [32, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fma takes instruction_shape [1, 1, 1]}}
+func.func @fma_shape() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = fma, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{load_width must be a power of two in [1, 16], got 3}}
+func.func @load_width() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 3, smem_padding = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{smem_padding must be non-negative, got -8}}
+func.func @smem_padding() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = -8>} {
+  return
+}

@@ -1,0 +1,27 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a})'
+
+// sm_90a offers wgmma m64nNk16 for f16 with N a multiple of 8 up to 256.
+func.func @wgmma_bad_k(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf32> {
+  // expected-error @+1 {{'kgraph.fused' op wgmma [64, 128, 32] is not offered by sm_90a for f16 operands; it offers [64, 8...256, 16]}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 32], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
+  ^bb0(%x: tensor<512x512xf16>, %y: tensor<512x512xf16>):
+    %r = kgraph.matmul %x, %y : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf32>
+    kgraph.yield %r : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}
+
+// -----
+
+// 4 stages of 256 x 256 x 64 f16 tiles exceed the H200's 227 KiB:
+// 4 x (256 x (64 + 8) + 64 x (256 + 8)) x 2 B = 282624 B.
+func.func @smem(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf32> {
+  // expected-error @+1 {{'kgraph.fused' op configuration needs 282624 bytes of shared memory per block (4 stages of 70656), but sm_90a allows at most 232448}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
+  ^bb0(%x: tensor<512x512xf16>, %y: tensor<512x512xf16>):
+    %r = kgraph.matmul %x, %y : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf32>
+    kgraph.yield %r : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}

@@ -1,0 +1,49 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a report=true})'
+// RUN: kgraph-opt %s --split-input-file --mlir-print-op-on-diagnostic=false \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_75 report=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=T4
+
+// kgraph-tile{report=true} states the model's estimate for every matmul
+// group, so these tests pin the model itself.
+
+// 128x128x32, 4 stages of (128 x (32 + 8) + 32 x (128 + 8)) f16 = 75776 B;
+// 128 + 64 + 40 = 232 registers -> two 4-warp blocks per SM; 1024 blocks
+// over 2 x 132 resident -> 4 waves at 1024 / 1056 = 97%.
+// On the T4 (no cp.async, m16n8k8) the model picks 128x128x16 in 2 stages,
+// which travel through registers: (128 x 16 + 16 x 128) x 2 B / (128
+// threads x 4 B) = 16 staging registers; fragments 2 x (4 x 2 + 8 x 1).
+// T4: remark: matmul smem 20992 B, 216 regs/thread (acc 128, frag 32, staging 16), 128 threads, 2 blocks/SM (registers), 1024 blocks in 13 waves (98.5% efficient)
+func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
+  // expected-remark @+1 {{matmul smem 75776 B, 232 regs/thread (acc 128, frag 64, staging 0), 128 threads, 2 blocks/SM (registers), 1024 blocks in 4 waves (97.0% efficient), cycles: compute 524288, global 508400, shared 254200, estimated 540672}}
+  %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}
+
+// -----
+
+// One block on one SM: the grid is a single partial wave (1 / 132 SMs on
+// the H200, 1 / 40 on the T4).
+// T4: remark: matmul smem {{[0-9]+}} B, {{.*}} 1 blocks in 1 waves (2.5% efficient)
+func.func @tiny(%a: tensor<1x1xf16>, %b: tensor<1x1xf16>) -> tensor<1x1xf32> {
+  // expected-remark @+1 {{1 blocks in 1 waves (0.8% efficient)}}
+  %0 = kgraph.matmul %a, %b : tensor<1x1xf16>, tensor<1x1xf16> -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
+}
+
+// -----
+
+// A pinned configuration gets the same estimate: 2 stages of
+// (64 x 16 + 16 x 32) f16 = 6144 B (no padding); 64 threads; 32 x 32 warp
+// tiles: 32 accumulators, SIMT lanes 4 x 8 -> 8 x 4 thread tiles, so
+// 2 x (8 + 4) fragment registers, plus 40; the T4 adds
+// (64 x 16 + 16 x 32) x 2 B / (64 x 4 B) = 12 staging registers.
+// T4: remark: matmul smem 6144 B, 108 regs/thread (acc 32, frag 24, staging 12), 64 threads, 9 blocks/SM (registers)
+func.func @pinned(%a: tensor<512x256xf16>, %b: tensor<256x512xf16>) -> tensor<512x512xf32> {
+  // expected-remark @+1 {{matmul smem 6144 B, 96 regs/thread (acc 32, frag 24, staging 0), 64 threads}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 16, warps_m = 2, warps_n = 1, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 2, smem_padding = 0>} : (tensor<512x256xf16>, tensor<256x512xf16>) -> tensor<512x512xf32> {
+  ^bb0(%x: tensor<512x256xf16>, %y: tensor<256x512xf16>):
+    %r = kgraph.matmul %x, %y : tensor<512x256xf16>, tensor<256x512xf16> -> tensor<512x512xf32>
+    kgraph.yield %r : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}
