@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "MatmulKernel.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,225 +32,8 @@
 
 using namespace mlir;
 using namespace kgraph;
+using namespace kgraph::detail;
 
-namespace {
-
-/// The problem a matmul group computes, read off its kgraph.matmul.
-struct GemmProblem {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool transA = false, transB = false;
-  Type aType, bType, cType, accType;
-
-  /// Rows and contiguous columns of A and B as stored in global memory.
-  int64_t aRows() const { return transA ? k : m; }
-  int64_t aCols() const { return transA ? m : k; }
-  int64_t bRows() const { return transB ? n : k; }
-  int64_t bCols() const { return transB ? k : n; }
-};
-
-FailureOr<GemmProblem> getProblem(MatmulOp op) {
-  auto a = llvm::cast<RankedTensorType>(op.getLhs().getType());
-  auto b = llvm::cast<RankedTensorType>(op.getRhs().getType());
-  auto c = llvm::cast<RankedTensorType>(op.getResult().getType());
-  GemmProblem p;
-  p.transA = op.getTransposeA();
-  p.transB = op.getTransposeB();
-  int64_t rank = a.getRank();
-  if (rank == 3)
-    p.batch = a.getDimSize(0);
-  p.m = c.getDimSize(rank - 2);
-  p.n = c.getDimSize(rank - 1);
-  p.k = p.transA ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-  p.aType = a.getElementType();
-  p.bType = b.getElementType();
-  p.cType = c.getElementType();
-  p.accType = llvm::isa<FloatType>(p.cType) ? Type(Float32Type::get(op.getContext()))
-                                            : Type(IntegerType::get(op.getContext(), 32));
-  return p;
-}
-
-int64_t byteWidth(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
-
-/// Index arithmetic helpers on one builder.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, c(y)); }
-  Value mul(Value x, int64_t y) { return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, int64_t y) { return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-  Value minu(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
-  Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-};
-
-/// A warp-level matrix instruction: fragments, multiply-accumulate and the
-/// accumulator layout the epilogue needs.
-class WarpMma {
-public:
-  virtual ~WarpMma() = default;
-  /// Accumulator values of one warp, all zero.
-  virtual SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) = 0;
-  /// One instruction-k step over the stage views: loads fragments and
-  /// returns the updated accumulators.
-  virtual SmallVector<Value> step(OpBuilder &b, Location loc, Value aTile,
-                                  Value bTile, Value stage, Value warpRow,
-                                  Value warpCol, Value lane, int64_t kOffset,
-                                  ArrayRef<Value> acc) = 0;
-  /// For accumulator value `i`, element (h, e) of its vector<2x2xT>: the
-  /// (row, col) inside the warp tile, as a function of the lane.
-  virtual std::pair<Value, Value> elementCoords(IndexMath &im, Value lane,
-                                                int64_t i, int64_t h,
-                                                int64_t e) = 0;
-  virtual int64_t numAccumulators() const = 0;
-};
-
-/// mma.sync.m16n8k16 for f16/bf16 operands, fragments through ldmatrix.
-class MmaSyncF16 : public WarpMma {
-public:
-  MmaSyncF16(const GemmProblem &p, MatmulConfigAttr config)
-      : p(p), mTiles(config.getWarpTileM() / 16),
-        nTiles(config.getWarpTileN() / 8) {}
-
-  int64_t numAccumulators() const override { return mTiles * nTiles; }
-
-  SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) override {
-    auto type = VectorType::get({2, 2}, p.accType);
-    Value zero = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.accType)));
-    return SmallVector<Value>(numAccumulators(), zero);
-  }
-
-  SmallVector<Value> step(OpBuilder &b, Location loc, Value aTile, Value bTile,
-                          Value stage, Value warpRow, Value warpCol, Value lane,
-                          int64_t kOffset, ArrayRef<Value> acc) override {
-    IndexMath im{b, loc};
-    Value l8 = im.rem(lane, 8);
-    Value idx = im.div(lane, 8);       // which 8x8 matrix this lane addresses
-    Value lo = im.rem(idx, 2), hi = im.div(idx, 2);
-    auto fragType = VectorType::get({4, 2}, p.aType);
-
-    // A: matrices (m-block = idx % 2, k-block = idx / 2).
-    SmallVector<Value> aFrags;
-    for (int64_t mi = 0; mi < mTiles; ++mi) {
-      Value mRow = im.add(warpRow, mi * 16);
-      Value row, col;
-      if (!p.transA) { // stored [m][k]
-        row = im.add(im.add(mRow, im.mul(lo, 8)), l8);
-        col = im.add(im.mul(hi, 8), kOffset);
-      } else { // stored [k][m]
-        row = im.add(im.add(im.mul(hi, 8), kOffset), l8);
-        col = im.add(mRow, im.mul(lo, 8));
-      }
-      aFrags.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, fragType, aTile, ValueRange{stage, row, col},
-          b.getBoolAttr(p.transA), b.getI32IntegerAttr(4)));
-    }
-    // B: matrices (k-block = idx % 2, n-block = idx / 2), two n-tiles per x4.
-    SmallVector<Value> bFrags;
-    auto bType = VectorType::get({2, 2}, p.bType);
-    for (int64_t ni = 0; ni < nTiles; ni += 2) {
-      Value nCol = im.add(warpCol, ni * 8);
-      bool pair = ni + 1 < nTiles;
-      // The last odd tile uses x2 (lanes 16-31 repeat lanes 0-15).
-      Value kblk = lo;
-      Value nblk = pair ? hi : im.c(0);
-      Value row, col;
-      if (!p.transB) { // stored [k][n]: transpose while loading
-        row = im.add(im.add(im.mul(kblk, 8), kOffset), l8);
-        col = im.add(nCol, im.mul(nblk, 8));
-      } else { // stored [n][k]
-        row = im.add(im.add(nCol, im.mul(nblk, 8)), l8);
-        col = im.add(im.mul(kblk, 8), kOffset);
-      }
-      Value frag = nvgpu::LdMatrixOp::create(
-          b, loc, pair ? fragType : bType, bTile, ValueRange{stage, row, col},
-          b.getBoolAttr(!p.transB), b.getI32IntegerAttr(pair ? 4 : 2));
-      if (!pair) {
-        bFrags.push_back(frag);
-        continue;
-      }
-      // Rows {0, 1} are the fragment of tile ni, rows {2, 3} of ni + 1
-      // (row moves only: n-D vectors lower to arrays of 1-D vectors).
-      for (int64_t half = 0; half < 2; ++half) {
-        Value part = ub::PoisonOp::create(b, loc, bType);
-        for (int64_t r = 0; r < 2; ++r) {
-          Value row = vector::ExtractOp::create(b, loc, frag,
-                                                ArrayRef<int64_t>{2 * half + r});
-          part = vector::InsertOp::create(b, loc, row, part,
-                                          ArrayRef<int64_t>{r});
-        }
-        bFrags.push_back(part);
-      }
-    }
-    SmallVector<Value> out;
-    for (int64_t mi = 0; mi < mTiles; ++mi)
-      for (int64_t ni = 0; ni < nTiles; ++ni)
-        out.push_back(mmaOne(b, loc, aFrags[mi], bFrags[ni],
-                             acc[mi * nTiles + ni]));
-    return out;
-  }
-
-  /// One m16n8k16 on fragments held as vector<Rx2xT>. f16 goes through
-  /// nvgpu.mma.sync; its NVVM lowering has no bf16 yet, so bf16 is written as
-  /// nvvm.mma.sync on the packed 32-bit registers directly.
-  Value mmaOne(OpBuilder &b, Location loc, Value a, Value bFrag, Value c) {
-    if (!p.aType.isBF16())
-      return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
-                                      ArrayRef<int64_t>{16, 8, 16});
-    auto packed = [&](Value frag) {
-      SmallVector<Value> regs;
-      int64_t rows = llvm::cast<VectorType>(frag.getType()).getDimSize(0);
-      for (int64_t r = 0; r < rows; ++r) {
-        Value row = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{r});
-        Value word = vector::BitCastOp::create(
-            b, loc, VectorType::get({1}, b.getI32Type()), row);
-        regs.push_back(vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
-      }
-      return regs;
-    };
-    SmallVector<Value> cRegs;
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e)
-        cRegs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, e}));
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-    Value d = NVVM::MmaOp::create(
-        b, loc, resultType, packed(a), packed(bFrag), cRegs,
-        ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-    SmallVector<Value> parts;
-    for (int64_t i = 0; i < 4; ++i)
-      parts.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
-    return vector::FromElementsOp::create(
-        b, loc, llvm::cast<VectorType>(c.getType()), parts);
-  }
-
-  std::pair<Value, Value> elementCoords(IndexMath &im, Value lane, int64_t i,
-                                        int64_t h, int64_t e) override {
-    int64_t mi = i / nTiles, ni = i % nTiles;
-    Value g = im.div(lane, 4), t = im.rem(lane, 4);
-    Value row = im.add(g, mi * 16 + h * 8);
-    Value col = im.add(im.mul(t, 2), ni * 8 + e);
-    return {row, col};
-  }
-
-private:
-  GemmProblem p;
-  int64_t mTiles, nTiles;
-};
-
-} // namespace
 
 int64_t kgraph::getMatmulSharedMemoryBytes(MatmulOp op,
                                            MatmulConfigAttr config) {
@@ -276,13 +59,9 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
                              "implemented yet)");
   auto op = llvm::cast<MatmulOp>(*ops.begin());
   GemmProblem p = *getProblem(op);
-  if (config.getInstruction() != MmaKind::mma_sync ||
-      config.getInstructionShape() != ArrayRef<int64_t>{16, 8, 16} ||
-      !(p.aType.isF16() || p.aType.isBF16()))
-    return op.emitOpError("has no kernel yet for ")
-           << p.aType << " operands with instruction "
-           << stringifyMmaKind(config.getInstruction())
-           << "; only mma_sync [16, 8, 16] on f16/bf16 is implemented";
+  std::string whyNot;
+  if (!createWarpMma(p, config, &whyNot))
+    return op.emitOpError(whyNot);
   if (!llvm::isa<FloatType>(p.cType))
     return op.emitOpError("result type ") << p.cType << " is not supported";
   int64_t lw = config.getLoadWidth();
@@ -306,9 +85,6 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   if (failed(checkOperand("A", p.aCols(), p.transA ? tm : tk, p.aType)) ||
       failed(checkOperand("B", p.bCols(), p.transB ? tk : tn, p.bType)))
     return failure();
-  if (config.getWarpTileM() % 16 != 0 || config.getWarpTileN() % 8 != 0 ||
-      tk % 16 != 0)
-    return op.emitOpError("warp tile must be a multiple of 16x8x16");
   int64_t smem = getMatmulSharedMemoryBytes(op, config);
   if (target && smem > int64_t(target->sharedMemPerBlock))
     return op.emitOpError("needs ")
@@ -478,7 +254,8 @@ void MatmulKernelBuilder::wait(OpBuilder &b, int64_t pending) {
 SmallVector<Value> MatmulKernelBuilder::compute(OpBuilder &b, Value stage,
                                                 ArrayRef<Value> acc) {
   SmallVector<Value> values(acc);
-  for (int64_t kk = 0; kk < config.getTileK(); kk += 16)
+  int64_t instrK = config.getInstructionShape()[2];
+  for (int64_t kk = 0; kk < config.getTileK(); kk += instrK)
     values = mma->step(b, loc, aTile, bTile, stage, warpRow, warpCol, lane, kk,
                        values);
   return values;
@@ -502,27 +279,32 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
     OpBuilder nb = checked ? ifOp.getElseBodyBuilder() : ifOp.getThenBodyBuilder();
     IndexMath m{nb, loc};
     for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
-      for (int64_t h = 0; h < 2; ++h) {
+      auto accType = llvm::cast<VectorType>(acc[i].getType());
+      int64_t rowsPer = accType.getDimSize(0), cols = accType.getDimSize(1);
+      for (int64_t h = 0; h < rowsPer; ++h) {
+        // Elements (h, 0 .. cols) are consecutive columns of one row.
         auto [r, c] = mma->elementCoords(m, lane, i, h, 0);
         Value row = m.add(m.add(rowBase, warpRow), r);
         Value col = m.add(m.add(colBase, warpCol), c);
         Value base = m.add(batchOffset, m.add(m.mul(row, p.n), col));
         SmallVector<Value> vals;
-        for (int64_t e = 0; e < 2; ++e) {
+        for (int64_t e = 0; e < cols; ++e) {
           Value v = vector::ExtractOp::create(nb, loc, acc[i],
                                               ArrayRef<int64_t>{h, e});
           if (v.getType() != p.cType)
-            v = arith::TruncFOp::create(nb, loc, p.cType, v);
+            v = llvm::isa<FloatType>(p.cType)
+                    ? Value(arith::TruncFOp::create(nb, loc, p.cType, v))
+                    : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
           vals.push_back(v);
         }
-        if (!checked && p.n % 2 == 0) {
-          auto vt = VectorType::get({2}, p.cType);
+        if (!checked && cols > 1 && p.n % cols == 0) {
+          auto vt = VectorType::get({cols}, p.cType);
           Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
           vector::StoreOp::create(nb, loc, vec, flatC, base, false,
-                                  llvm::MaybeAlign(2 * cBytes));
+                                  llvm::MaybeAlign(cols * cBytes));
           continue;
         }
-        for (int64_t e = 0; e < 2; ++e) {
+        for (int64_t e = 0; e < cols; ++e) {
           Value at = m.add(base, e);
           if (!checked) {
             memref::StoreOp::create(nb, loc, vals[e], flatC, at);
@@ -540,7 +322,9 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
 }
 
 LogicalResult MatmulKernelBuilder::build() {
-  mma = std::make_unique<MmaSyncF16>(p, config);
+  mma = createWarpMma(p, config);
+  if (!mma)
+    return op.emitOpError("has no warp instruction for its configuration");
   MLIRContext *ctx = kernel.getContext();
   Block &entry = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);

@@ -1,0 +1,112 @@
+//===- MatmulKernel.h - pieces shared by the GEMM emitter -------*- C++ -*-===//
+//
+// Private to lib/Conversion/KGraphToGPU: the problem description, index
+// arithmetic helpers and the warp-instruction interface shared by the kernel
+// skeleton (MatmulEmitter.cpp) and the instructions (WarpMma.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNEL_H
+#define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNEL_H
+
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+#include <memory>
+#include <string>
+
+namespace kgraph::detail {
+using namespace mlir;
+
+
+/// The problem a matmul group computes, read off its kgraph.matmul.
+struct GemmProblem {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  Type aType, bType, cType, accType;
+
+  /// Rows and contiguous columns of A and B as stored in global memory.
+  int64_t aRows() const { return transA ? k : m; }
+  int64_t aCols() const { return transA ? m : k; }
+  int64_t bRows() const { return transB ? n : k; }
+  int64_t bCols() const { return transB ? k : n; }
+};
+
+inline FailureOr<GemmProblem> getProblem(MatmulOp op) {
+  auto a = llvm::cast<RankedTensorType>(op.getLhs().getType());
+  auto b = llvm::cast<RankedTensorType>(op.getRhs().getType());
+  auto c = llvm::cast<RankedTensorType>(op.getResult().getType());
+  GemmProblem p;
+  p.transA = op.getTransposeA();
+  p.transB = op.getTransposeB();
+  int64_t rank = a.getRank();
+  if (rank == 3)
+    p.batch = a.getDimSize(0);
+  p.m = c.getDimSize(rank - 2);
+  p.n = c.getDimSize(rank - 1);
+  p.k = p.transA ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
+  p.aType = a.getElementType();
+  p.bType = b.getElementType();
+  p.cType = c.getElementType();
+  p.accType = llvm::isa<FloatType>(p.cType) ? Type(Float32Type::get(op.getContext()))
+                                            : Type(IntegerType::get(op.getContext(), 32));
+  return p;
+}
+
+inline int64_t byteWidth(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
+
+/// Index arithmetic helpers on one builder.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, c(y)); }
+  Value mul(Value x, int64_t y) { return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) { return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value minu(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+  Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+};
+
+/// A warp-level matrix instruction: fragments, multiply-accumulate and the
+/// accumulator layout the epilogue needs.
+class WarpMma {
+public:
+  virtual ~WarpMma() = default;
+  /// Accumulator values of one warp, all zero.
+  virtual SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) = 0;
+  /// One instruction-k step over the stage views: loads fragments and
+  /// returns the updated accumulators.
+  virtual SmallVector<Value> step(OpBuilder &b, Location loc, Value aTile,
+                                  Value bTile, Value stage, Value warpRow,
+                                  Value warpCol, Value lane, int64_t kOffset,
+                                  ArrayRef<Value> acc) = 0;
+  /// For accumulator value `i`, element (h, e) of its vector<2x2xT>: the
+  /// (row, col) inside the warp tile, as a function of the lane.
+  virtual std::pair<Value, Value> elementCoords(IndexMath &im, Value lane,
+                                                int64_t i, int64_t h,
+                                                int64_t e) = 0;
+  virtual int64_t numAccumulators() const = 0;
+};
+
+/// mma.sync.m16n8k16 for f16/bf16 operands, fragments through ldmatrix.
+/// The instruction `config` asks for, for problem `p`; nullptr with the
+/// reason in `whyNot` when kgraph has no implementation of it.
+std::unique_ptr<WarpMma> createWarpMma(const GemmProblem &p,
+                                       MatmulConfigAttr config,
+                                       std::string *whyNot = nullptr);
+
+} // namespace kgraph::detail
+
+#endif // KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNEL_H
