@@ -76,6 +76,12 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
     return failure();
   }
   unsigned last = stop - std::begin(kStages);
+  if (options.fuse) {
+    if (error)
+      *error = "fuse=true: kgraph has no fusion pass yet; every op becomes "
+               "its own kernel (leave fuse off)";
+    return failure();
+  }
 
   // tiled
   pm.addNestedPass<func::FuncOp>(createKGraphFormKernels());
@@ -113,27 +119,52 @@ struct GPUToNVVMOptions : public PassPipelineOptions<GPUToNVVMOptions> {
 };
 } // namespace
 
+/// Registers a pipeline whose builder can reject its options with a message
+/// (PassPipelineRegistration's builders cannot fail).
+template <typename Options>
+static void registerCheckedPipeline(
+    StringRef arg, StringRef description,
+    std::function<LogicalResult(OpPassManager &, const Options &,
+                                std::string &)>
+        builder) {
+  registerPassPipeline(
+      arg, description,
+      [builder](OpPassManager &pm, StringRef optionsStr,
+                function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(optionsStr)))
+          return failure();
+        std::string error;
+        if (failed(builder(pm, options, error)))
+          return errorHandler(error);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
+
 void kgraph::registerPipelines() {
-  PassPipelineRegistration<CompileOptions>(
+  registerCheckedPipeline<CompileOptions>(
       "kgraph-compile",
       "kgraph's whole pipeline: kernel formation, tiling, lowering to gpu, "
       "nvvm and PTX (stop-after picks the last stage)",
-      [](OpPassManager &pm, const CompileOptions &options) {
-        std::string error;
-        if (failed(buildCompilePipeline(pm, options, &error)))
-          llvm::report_fatal_error(llvm::Twine(error), false);
+      [](OpPassManager &pm, const CompileOptions &options, std::string &error) {
+        return buildCompilePipeline(pm, options, &error);
       });
-  PassPipelineRegistration<GPUToNVVMOptions>(
+  registerCheckedPipeline<GPUToNVVMOptions>(
       "kgraph-gpu-to-nvvm",
       "The nvvm stage alone: attach the target from the SM table and lower "
       "gpu.module kernels to NVVM",
-      [](OpPassManager &pm, const GPUToNVVMOptions &options) {
+      [](OpPassManager &pm, const GPUToNVVMOptions &options,
+         std::string &error) {
         const SMTarget *target = lookupSMTarget(options.target);
-        if (!target)
-          llvm::report_fatal_error(
-              llvm::Twine("unknown target '") + options.target +
-                  "'; known targets: " + getKnownSMTargetNames(),
-              false);
+        if (!target) {
+          error = "unknown target '" + options.target +
+                  "'; known targets: " + getKnownSMTargetNames();
+          return failure();
+        }
         buildGPUToNVVM(pm, *target);
+        return success();
       });
 }

@@ -58,10 +58,6 @@ mlir::LogicalResult emitPTXAndPlan(mlir::ModuleOp module,
                                    llvm::StringRef ptxPath,
                                    llvm::StringRef planPath);
 
-/// The kgraph-opt driver: mlir-opt plus `--tile=<target>`, `--fuse` and
-/// `--emit=tiled|gpu|nvvm|ptx`.
-int kgraphOptMain(int argc, char **argv);
-
 } // namespace kgraph
 
 #endif // KGRAPH_PIPELINES_PIPELINES_H

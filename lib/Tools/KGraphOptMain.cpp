@@ -1,4 +1,4 @@
-//===- Driver.cpp - the kgraph-opt driver ---------------------------------===//
+//===- KGraphOptMain.cpp - the kgraph-opt driver --------------------------===//
 //
 // kgraph-opt is mlir-opt with three more flags:
 //   --tile=<target>   run kgraph-compile for an SM target from the table
@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kgraph/Tools/KGraphOptMain.h"
 #include "kgraph/InitAll.h"
 #include "kgraph/Pipelines/Pipelines.h"
 #include "kgraph/Target/SMTargets.h"
@@ -90,7 +91,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
 
   CompileOptions options;
   options.target = tileTarget;
-  options.fuse = fuseOps;
+  // No fusion pass exists yet: --fuse only warns (above).
   options.cudaPath = cudaPath;
   bool emitPTX = emitStage == "ptx";
   if (emitPTX) {
