@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+#include "OpHelpers.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -18,46 +19,11 @@
 
 using namespace mlir;
 using namespace kgraph;
+using namespace kgraph::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
-
-/// Formats a list of integers as "[a, b, c]" for diagnostics.
-static std::string formatList(ArrayRef<int64_t> values) {
-  std::string str;
-  llvm::raw_string_ostream os(str);
-  os << '[';
-  llvm::interleaveComma(values, os);
-  os << ']';
-  return str;
-}
-
-/// Returns an emitter for inferReturnTypes that prefixes messages like an
-/// op verifier does, or an inert diagnostic when there is no location.
-template <typename OpTy>
-static auto makeInferErrorEmitter(std::optional<Location> location) {
-  return [location]() -> InFlightDiagnostic {
-    if (!location)
-      return InFlightDiagnostic();
-    return mlir::emitError(*location)
-           << "'" << OpTy::getOperationName() << "' op ";
-  };
-}
-
-/// Returns `type` as a static ranked tensor type, or emits an error. Needed
-/// because inferReturnTypes runs on unverified types while the custom form is
-/// parsed.
-static RankedTensorType
-getStaticTensorType(Type type, const Twine &name,
-                    llvm::function_ref<InFlightDiagnostic()> emitError) {
-  auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
-  if (!tensorType || !tensorType.hasStaticShape()) {
-    emitError() << name << " must be a statically shaped tensor, got " << type;
-    return {};
-  }
-  return tensorType;
-}
 
 /// Returns a splat constant of `type` when `operand` is a splat constant,
 /// for the ops that only move elements around.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+#include "OpHelpers.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -18,46 +19,11 @@
 
 using namespace mlir;
 using namespace kgraph;
+using namespace kgraph::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
-
-/// Formats a list of integers as "[a, b, c]" for diagnostics.
-static std::string formatList(ArrayRef<int64_t> values) {
-  std::string str;
-  llvm::raw_string_ostream os(str);
-  os << '[';
-  llvm::interleaveComma(values, os);
-  os << ']';
-  return str;
-}
-
-/// Returns an emitter for inferReturnTypes that prefixes messages like an
-/// op verifier does, or an inert diagnostic when there is no location.
-template <typename OpTy>
-static auto makeInferErrorEmitter(std::optional<Location> location) {
-  return [location]() -> InFlightDiagnostic {
-    if (!location)
-      return InFlightDiagnostic();
-    return mlir::emitError(*location)
-           << "'" << OpTy::getOperationName() << "' op ";
-  };
-}
-
-/// Returns the operand type as a static ranked tensor type, or emits an
-/// error. Needed because inferReturnTypes runs on unverified types while the
-/// custom form is parsed.
-static RankedTensorType
-getStaticTensorType(Type type, StringRef name,
-                    llvm::function_ref<InFlightDiagnostic()> emitError) {
-  auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
-  if (!tensorType || !tensorType.hasStaticShape()) {
-    emitError() << name << " must be a statically shaped tensor, got " << type;
-    return {};
-  }
-  return tensorType;
-}
 
 /// Checks the length of an integer list attribute and the sign of its
 /// values: positive, or non-negative when `allowZero` is set.
