@@ -22,6 +22,12 @@ using namespace kgraph;
 static bool isGraphFunction(func::FuncOp func) {
   if (func.isExternal())
     return false;
+  // Any function on tensors is a graph, even one that only returns inputs
+  // or constants.
+  auto isTensor = [](Type t) { return llvm::isa<TensorType>(t); };
+  if (llvm::any_of(func.getArgumentTypes(), isTensor) ||
+      llvm::any_of(func.getResultTypes(), isTensor))
+    return true;
   bool found = false;
   func.walk([&](Operation *op) {
     if (llvm::isa<KGraphDialect>(op->getDialect()))
@@ -82,12 +88,17 @@ static void materializeReturnedValues(func::FuncOp func) {
                  seen.insert(v).second;
     if (fresh)
       continue;
-    // Copy group: yields its input unchanged.
+    // Copy group: yields its input unchanged, or materializes a constant
+    // (constants have no buffer, so they are cloned into the group).
+    Operation *def = v.getDefiningOp();
+    bool constant = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
     auto copy = FusedOp::create(b, v.getLoc(), TypeRange{v.getType()},
-                                ValueRange{v});
+                                constant ? ValueRange{} : ValueRange{v});
     Block *body = b.createBlock(&copy.getBody());
-    BlockArgument arg = body->addArgument(v.getType(), v.getLoc());
-    YieldOp::create(b, v.getLoc(), ValueRange{arg});
+    Value yielded = constant
+                        ? b.clone(*def)->getResult(0)
+                        : Value(body->addArgument(v.getType(), v.getLoc()));
+    YieldOp::create(b, v.getLoc(), ValueRange{yielded});
     b.setInsertionPoint(ret);
     operand.set(copy.getResult(0));
     seen.insert(copy.getResult(0));

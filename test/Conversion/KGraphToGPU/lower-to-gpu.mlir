@@ -73,3 +73,19 @@ func.func @aliasing_results(%a: tensor<16xi32>) -> (tensor<16xi32>, tensor<16xi3
   %0 = kgraph.abs %a : tensor<16xi32>
   return %a, %0, %0 : tensor<16xi32>, tensor<16xi32>, tensor<16xi32>
 }
+
+// -----
+
+// A returned constant gets a group that materializes it; a function that
+// only returns an input copies it.
+// CHECK-LABEL: func.func @constant_result
+// CHECK-SAME: (%[[IN:.*]]: memref<8xf32>, %[[O0:.*]]: memref<8xf32> {kgraph.result = 0 : i64}, %[[O1:.*]]: memref<8xf32> {kgraph.result = 1 : i64})
+// CHECK: gpu.launch_func @kgraph_kernels::@constant_result_k0 {{.*}} args(%[[O0]] : memref<8xf32>)
+// CHECK: gpu.launch_func @kgraph_kernels::@constant_result_k1 {{.*}} args(%[[IN]] : memref<8xf32>, %[[O1]] : memref<8xf32>)
+// CHECK: gpu.func @constant_result_k0(%[[OUT:.*]]: memref<8xf32>)
+// CHECK: %[[CST:.*]] = arith.constant dense<2.500000e+00> : vector<4xf32>
+// CHECK: vector.store %[[CST]]
+func.func @constant_result(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = arith.constant dense<2.5> : tensor<8xf32>
+  return %c, %a : tensor<8xf32>, tensor<8xf32>
+}
