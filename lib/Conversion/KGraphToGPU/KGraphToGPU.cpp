@@ -194,22 +194,18 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
       block = {c(ew.getBlockSize()), c(1), c(1)};
     } else {
       auto mm = llvm::cast<MatmulConfigAttr>(config);
-      auto matmul = llvm::cast<MatmulOp>(*group.getBody().front().begin());
-      auto resultType = llvm::cast<RankedTensorType>(matmul.getType());
-      int64_t rank = resultType.getRank();
-      int64_t m = resultType.getDimSize(rank - 2);
-      int64_t n = resultType.getDimSize(rank - 1);
-      int64_t batch = rank == 3 ? resultType.getDimSize(0) : 1;
+      FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);
+      if (failed(launch))
+        return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d "
+                                 "group");
       kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
           ctx, {int32_t(mm.getNumThreads()), 1, 1}));
       if (failed(emitMatmulKernel(group, mm, kernel, target)))
         return failure();
-      grid = {c((n + mm.getTileN() - 1) / mm.getTileN()),
-              c((m + mm.getTileM() - 1) / mm.getTileM()), c(batch)};
+      grid = {c(launch->gridX), c(launch->gridY), c(launch->gridZ)};
       block = {c(mm.getNumThreads()), c(1), c(1)};
       sharedBytes = arith::ConstantIntOp::create(
-          b, group.getLoc(), b.getI32Type(),
-          getMatmulSharedMemoryBytes(matmul, mm));
+          b, group.getLoc(), b.getI32Type(), launch->sharedMemoryBytes);
     }
     gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid, block,
                               sharedBytes, operands);

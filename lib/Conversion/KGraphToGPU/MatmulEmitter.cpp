@@ -10,6 +10,16 @@
 // Only mma.sync m16n8k16 (f16, bf16) exists so far; fma, tf32, i8 and wgmma
 // plug in as further WarpMma implementations.
 //
+// The same kernel computes kgraph.conv2d as an implicit GEMM (see
+// MatmulProblem in MatmulTiling.h): one GEMM per group (grid z),
+// M = N * OH * OW output pixels, N = F / groups output channels,
+// K = KH * KW * C / groups, with the filter as a transposed B and A
+// gathered from the input (im2col on the fly, zero outside the image). The
+// skeleton reaches global memory only through the operand and result
+// addressing below (OperandAccess, ResultAccess), so matmul and conv share
+// every other line. A 1x1, stride-1, unpadded nhwc conv2d is a plain GEMM:
+// its A is the input as an [N*H*W][C] matrix.
+//
 // Shared-memory layout (per stage; `pad` = smem_padding): operand tiles are
 // stored as rows of the operand's contiguous global dimension, so every
 // global row segment is one asynchronous copy:
@@ -35,63 +45,178 @@ using namespace kgraph;
 using namespace kgraph::detail;
 
 
-int64_t kgraph::getMatmulSharedMemoryBytes(MatmulOp op,
-                                           MatmulConfigAttr config) {
-  FailureOr<GemmProblem> p = getProblem(op);
-  if (failed(p))
-    return 0;
+namespace {
+
+/// The geometry of a kgraph.conv2d seen as an implicit GEMM.
+struct ConvGeometry {
+  bool nhwc = true;
+  int64_t batch = 0, channels = 0, height = 0, width = 0, filters = 0;
+  int64_t kernelH = 0, kernelW = 0, outH = 0, outW = 0;
+  int64_t strideH = 1, strideW = 1, padTop = 0, padLeft = 0;
+  int64_t dilationH = 1, dilationW = 1, groups = 1;
+  bool padded = false;
+
+  int64_t channelsPerGroup() const { return channels / groups; }
+  int64_t filtersPerGroup() const { return filters / groups; }
+  /// The A gather is a plain [N*H*W][C] matrix.
+  bool isPlainGemm() const {
+    return nhwc && kernelH == 1 && kernelW == 1 && strideH == 1 &&
+           strideW == 1 && !padded;
+  }
+};
+
+/// What a GEMM kernel group computes: the GEMM, the operands, and for a
+/// conv2d its geometry.
+struct GemmGroup {
+  Operation *op = nullptr;
+  Value lhs, rhs; // A (matmul lhs / conv input), B (matmul rhs / conv filter)
+  GemmProblem p;
+  std::optional<ConvGeometry> conv;
+};
+
+} // namespace
+
+static FailureOr<GemmGroup> getGemmGroup(FusedOp group) {
+  Block &body = group.getBody().front();
+  auto ops = body.without_terminator();
+  if (!llvm::hasSingleElement(ops))
+    return failure();
+  Operation *op = &*ops.begin();
+  GemmGroup g;
+  g.op = op;
+  if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
+    g.lhs = matmul.getLhs();
+    g.rhs = matmul.getRhs();
+    g.p = *getProblem(matmul);
+    return g;
+  }
+  auto conv = llvm::dyn_cast<Conv2dOp>(op);
+  if (!conv)
+    return failure();
+  auto in = llvm::cast<RankedTensorType>(conv.getInput().getType());
+  auto fil = llvm::cast<RankedTensorType>(conv.getFilter().getType());
+  auto out = llvm::cast<RankedTensorType>(conv.getResult().getType());
+  ConvGeometry c;
+  c.nhwc = conv.getLayout() == Layout::nhwc;
+  ArrayRef<int64_t> is = in.getShape(), fs = fil.getShape(),
+                    os = out.getShape();
+  c.batch = is[0];
+  c.channels = c.nhwc ? is[3] : is[1];
+  c.height = c.nhwc ? is[1] : is[2];
+  c.width = c.nhwc ? is[2] : is[3];
+  c.filters = fs[0];
+  c.kernelH = c.nhwc ? fs[1] : fs[2];
+  c.kernelW = c.nhwc ? fs[2] : fs[3];
+  c.outH = c.nhwc ? os[1] : os[2];
+  c.outW = c.nhwc ? os[2] : os[3];
+  c.strideH = conv.getStrides()[0];
+  c.strideW = conv.getStrides()[1];
+  ArrayRef<int64_t> pad = conv.getPadding();
+  c.padTop = pad[0];
+  c.padLeft = pad[2];
+  c.padded = llvm::any_of(pad, [](int64_t v) { return v != 0; });
+  c.dilationH = conv.getDilations()[0];
+  c.dilationW = conv.getDilations()[1];
+  c.groups = conv.getGroups();
+  if (c.groups <= 0 || c.channels % c.groups || c.filters % c.groups)
+    return failure();
+
+  g.lhs = conv.getInput();
+  g.rhs = conv.getFilter();
+  GemmProblem &p = g.p;
+  p.batch = c.groups;
+  p.m = c.batch * c.outH * c.outW;
+  p.n = c.filtersPerGroup();
+  p.k = c.kernelH * c.kernelW * c.channelsPerGroup();
+  p.transA = false; // A rows are output pixels, K along (kh, kw, c)/(c, kh, kw)
+  p.transB = true;  // filter rows are output channels, contiguous over K
+  p.aType = in.getElementType();
+  p.bType = fil.getElementType();
+  p.cType = out.getElementType();
+  p.accType = llvm::isa<FloatType>(p.cType)
+                  ? Type(Float32Type::get(op->getContext()))
+                  : Type(IntegerType::get(op->getContext(), 32));
+  g.conv = c;
+  return g;
+}
+
+/// Dynamic shared memory of the kernel: `stages` A and B tiles.
+static int64_t getSharedMemoryBytes(const GemmProblem &p,
+                                    MatmulConfigAttr config) {
   int64_t pad = config.getSmemPadding();
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  int64_t aElems = p->transA ? tk * (tm + pad) : tm * (tk + pad);
-  int64_t bElems = p->transB ? tn * (tk + pad) : tk * (tn + pad);
+  int64_t aElems = p.transA ? tk * (tm + pad) : tm * (tk + pad);
+  int64_t bElems = p.transB ? tn * (tk + pad) : tk * (tn + pad);
   return config.getStages() *
-         (aElems * byteWidth(p->aType) + bElems * byteWidth(p->bType));
+         (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType));
+}
+
+FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
+                                                      MatmulConfigAttr config) {
+  FailureOr<GemmGroup> g = getGemmGroup(group);
+  if (failed(g))
+    return failure();
+  const GemmProblem &p = g->p;
+  GemmLaunchShape shape;
+  shape.gridX = (p.n + config.getTileN() - 1) / config.getTileN();
+  shape.gridY = (p.m + config.getTileM() - 1) / config.getTileM();
+  shape.gridZ = p.batch;
+  shape.sharedMemoryBytes = getSharedMemoryBytes(p, config);
+  return shape;
 }
 
 LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
                                        const SMTarget *target) {
-  Block &body = group.getBody().front();
-  auto ops = body.without_terminator();
-  if (std::distance(ops.begin(), ops.end()) != 1 ||
-      !llvm::isa<MatmulOp>(*ops.begin()))
+  FailureOr<GemmGroup> g = getGemmGroup(group);
+  if (failed(g))
     return group.emitOpError("a matmul kernel group must hold exactly one "
-                             "kgraph.matmul (epilogue fusion is not "
-                             "implemented yet)");
-  auto op = llvm::cast<MatmulOp>(*ops.begin());
-  GemmProblem p = *getProblem(op);
+                             "kgraph.matmul or kgraph.conv2d (epilogue fusion "
+                             "is not implemented yet)");
+  Operation *op = g->op;
+  const GemmProblem &p = g->p;
   std::string whyNot;
   if (!createWarpMma(p, config, &whyNot))
-    return op.emitOpError(whyNot);
+    return op->emitOpError(whyNot);
   if (!llvm::isa<FloatType>(p.cType))
-    return op.emitOpError("result type ") << p.cType << " is not supported";
+    return op->emitOpError("result type ") << p.cType << " is not supported";
   int64_t lw = config.getLoadWidth();
-  auto checkOperand = [&](StringRef name, int64_t cols, int64_t tileCols,
-                          Type elem) -> LogicalResult {
+  auto checkOperand = [&](StringRef name, StringRef what, int64_t cols,
+                          int64_t tileCols, Type elem) -> LogicalResult {
     if (cols % lw != 0)
-      return op.emitOpError("load_width ")
-             << lw << " does not divide the contiguous dimension (" << cols
+      return op->emitOpError("load_width ")
+             << lw << " does not divide the " << what << " (" << cols
              << ") of operand " << name;
     if (tileCols % lw != 0)
-      return op.emitOpError("load_width ")
+      return op->emitOpError("load_width ")
              << lw << " does not divide the tile's contiguous extent ("
              << tileCols << ") of operand " << name;
     int64_t bytes = lw * byteWidth(elem);
     if (bytes > 16)
-      return op.emitOpError("load_width ")
+      return op->emitOpError("load_width ")
              << lw << " moves " << bytes << " bytes per copy; at most 16";
     return success();
   };
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  if (failed(checkOperand("A", p.aCols(), p.transA ? tm : tk, p.aType)) ||
-      failed(checkOperand("B", p.bCols(), p.transB ? tk : tn, p.bType)))
+  // The im2col gather of a conv2d is contiguous along the channels of one
+  // (kh, kw) position in nhwc, and nowhere in nchw.
+  int64_t aRun = p.aCols();
+  StringRef aWhat = "contiguous dimension";
+  if (g->conv) {
+    aRun = g->conv->nhwc ? g->conv->channelsPerGroup() : 1;
+    aWhat = g->conv->nhwc ? "channels per group" : "contiguous run of an nchw "
+                                                   "gather";
+  }
+  if (failed(checkOperand("A", aWhat, aRun, p.transA ? tm : tk, p.aType)) ||
+      failed(checkOperand("B", "contiguous dimension", p.bCols(),
+                          p.transB ? tk : tn, p.bType)))
     return failure();
-  int64_t smem = getMatmulSharedMemoryBytes(op, config);
+  int64_t smem = getSharedMemoryBytes(p, config);
   if (target && smem > int64_t(target->sharedMemPerBlock))
-    return op.emitOpError("needs ")
+    return op->emitOpError("needs ")
            << smem << " bytes of shared memory; " << target->name
            << " allows " << target->sharedMemPerBlock << " per block";
   if (target && config.getStages() > 1 && !target->hasCpAsync)
-    return op.emitOpError("uses ")
+    return op->emitOpError("uses ")
            << config.getStages() << " pipeline stages, which need cp.async; "
            << target->name << " has none (use stages = 1)";
   return success();
@@ -99,18 +224,180 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
 
 namespace {
 
+/// Where the elements of one GEMM operand, in the orientation the kernel
+/// stores its tiles ([row][contiguous column], see the file header), live in
+/// global memory.
+class OperandAccess {
+public:
+  virtual ~OperandAccess() = default;
+  /// The run of `width` elements (row, col .. col + width - 1) of GEMM batch
+  /// `batch`: the flat index of its first element, and how many of them
+  /// exist (the rest read as zero), or a null count when every element of
+  /// every run of the kernel exists.
+  virtual std::pair<Value, Value> locate(IndexMath &m, Value batch, Value row,
+                                         Value col, int64_t width) const = 0;
+};
+
+/// A row-major matrix per batch: element (b, r, c) at
+/// b * batchStride + r * rowStride + c, `rows` x `cols` of them.
+/// `checkRows`/`checkCols`: the tiles may reach past that extent.
+class MatrixAccess : public OperandAccess {
+public:
+  MatrixAccess(int64_t rows, int64_t cols, int64_t rowStride,
+               int64_t batchStride, bool checkRows, bool checkCols)
+      : rows(rows), cols(cols), rowStride(rowStride), batchStride(batchStride),
+        checkRows(checkRows), checkCols(checkCols) {}
+
+  std::pair<Value, Value> locate(IndexMath &m, Value batch, Value row,
+                                 Value col, int64_t width) const override {
+    Value batchOffset = m.mul(batch, batchStride);
+    Value at = m.add(m.mul(row, rowStride), col);
+    if (!checkRows && !checkCols)
+      return {m.add(batchOffset, at), Value()};
+    // 0 past the last row, min(width, cols - col) otherwise.
+    Value inside;
+    if (checkRows)
+      inside = m.ult(row, m.c(rows));
+    if (checkCols) {
+      Value colIn = m.ult(col, m.c(cols));
+      inside = inside ? arith::AndIOp::create(m.b, m.loc, inside, colIn)
+                            .getResult()
+                      : colIn;
+    }
+    Value avail =
+        checkCols ? m.minu(m.sub(m.c(cols), m.minu(col, m.c(cols))), m.c(width))
+                  : m.c(width);
+    return {m.add(batchOffset, m.select(inside, at, m.c(0))),
+            m.select(inside, avail, m.c(0))};
+  }
+
+private:
+  int64_t rows, cols, rowStride, batchStride;
+  bool checkRows, checkCols;
+};
+
+/// The im2col matrix of a conv2d input, gathered on the fly: row m is the
+/// output pixel (n, oh, ow), column k the filter tap (kh, kw, c) for nhwc or
+/// (c, kh, kw) for nchw, and batch g the channel group. Element (g, m, k) is
+/// input[n][ih][iw][g * C/g + c] (nhwc; nchw alike) with
+/// ih = oh * stride_h - pad_top + kh * dilation_h (iw alike), zero outside
+/// the image. A run of `width` elements stays in one (kh, kw) position:
+/// checkMatmulGroup makes `width` divide C/g (nhwc) or be 1 (nchw).
+class Im2colAccess : public OperandAccess {
+public:
+  Im2colAccess(const ConvGeometry &g, int64_t m, int64_t k, bool checkRows,
+               bool checkCols)
+      : g(g), m(m), k(k), checkRows(checkRows), checkCols(checkCols) {}
+
+  std::pair<Value, Value> locate(IndexMath &im, Value batch, Value row,
+                                 Value col, int64_t width) const override {
+    int64_t pixels = g.outH * g.outW, cg = g.channelsPerGroup();
+    Value image = im.div(row, pixels);
+    Value pixel = im.rem(row, pixels);
+    Value oh = im.div(pixel, g.outW), ow = im.rem(pixel, g.outW);
+    Value kh, kw, c;
+    if (g.nhwc) {
+      kh = im.div(col, g.kernelW * cg);
+      kw = im.rem(im.div(col, cg), g.kernelW);
+      c = im.rem(col, cg);
+    } else {
+      c = im.div(col, g.kernelH * g.kernelW);
+      kh = im.rem(im.div(col, g.kernelW), g.kernelH);
+      kw = im.rem(col, g.kernelW);
+    }
+    // Coordinates in the padded image; unsigned arithmetic: below the
+    // padding they wrap around and fail the `< H` test.
+    Value ih = im.add(im.mul(oh, g.strideH), im.mul(kh, g.dilationH));
+    Value iw = im.add(im.mul(ow, g.strideW), im.mul(kw, g.dilationW));
+    Value inside;
+    auto both = [&](Value cond) {
+      inside = inside ? arith::AndIOp::create(im.b, im.loc, inside, cond)
+                            .getResult()
+                      : cond;
+    };
+    if (checkRows)
+      both(im.ult(row, im.c(m)));
+    if (checkCols)
+      both(im.ult(col, im.c(k)));
+    if (g.padded) {
+      ih = im.sub(ih, im.c(g.padTop));
+      iw = im.sub(iw, im.c(g.padLeft));
+      both(im.ult(ih, im.c(g.height)));
+      both(im.ult(iw, im.c(g.width)));
+    }
+    Value channel = im.add(im.mul(batch, cg), c);
+    Value at;
+    if (g.nhwc)
+      at = im.add(im.mul(im.add(im.mul(im.add(im.mul(image, g.height), ih),
+                                       g.width),
+                                iw),
+                         g.channels),
+                  channel);
+    else
+      at = im.add(im.mul(im.add(im.mul(im.add(im.mul(image, g.channels),
+                                              channel),
+                                       g.height),
+                                ih),
+                         g.width),
+                  iw);
+    if (!inside)
+      return {at, Value()};
+    return {im.select(inside, at, im.c(0)),
+            im.select(inside, im.c(width), im.c(0))};
+  }
+
+private:
+  ConvGeometry g;
+  int64_t m, k;
+  bool checkRows, checkCols;
+};
+
+/// Where GEMM result element (batch, row, col) goes: at
+///   batch * batchStride + rowOffset(row) + col * colStride,
+/// rowOffset(row) = row * rowStride, or for rows grouped in images of
+/// `rowsPerImage` (nchw conv2d: a row is a pixel of an image)
+///   (row / rowsPerImage) * imageStride + (row % rowsPerImage) * rowStride.
+struct ResultAccess {
+  int64_t rows = 0, cols = 0; // the GEMM M and N
+  int64_t rowStride = 0, colStride = 1, batchStride = 0;
+  int64_t rowsPerImage = 0, imageStride = 0;
+
+  Value locate(IndexMath &m, Value batch, Value row, Value col) const {
+    Value rowOffset =
+        rowsPerImage == 0
+            ? m.mul(row, rowStride)
+            : m.add(m.mul(m.div(row, rowsPerImage), imageStride),
+                    m.mul(m.rem(row, rowsPerImage), rowStride));
+    return m.add(m.add(m.mul(batch, batchStride), rowOffset),
+                 m.mul(col, colStride));
+  }
+  /// Runs of `width` columns starting at a multiple of `width` are
+  /// contiguous and aligned to `width` elements.
+  bool hasAlignedRuns(int64_t width) const {
+    return colStride == 1 && rowStride % width == 0 &&
+           batchStride % width == 0 &&
+           (rowsPerImage == 0 || imageStride % width == 0);
+  }
+};
+
+} // namespace
+
+namespace {
+
 /// The kernel skeleton.
 class MatmulKernelBuilder {
 public:
-  MatmulKernelBuilder(FusedOp group, MatmulConfigAttr config,
-                      gpu::GPUFuncOp kernel, bool asyncCopies)
-      : group(group), config(config), kernel(kernel), asyncCopies(asyncCopies),
-        op(llvm::cast<MatmulOp>(*group.getBody().front().begin())),
-        p(*getProblem(op)), loc(group.getLoc()) {}
+  MatmulKernelBuilder(FusedOp group, const GemmGroup &gemm,
+                      MatmulConfigAttr config, gpu::GPUFuncOp kernel,
+                      bool asyncCopies)
+      : group(group), gemm(gemm), config(config), kernel(kernel),
+        asyncCopies(asyncCopies), p(gemm.p), loc(group.getLoc()) {}
 
   LogicalResult build();
 
 private:
+  /// Global-memory addressing of A, B and C for this group's op.
+  void setUpAddressing();
   /// Copies one operand tile (stage `stage`, k tile `kTile`) to shared
   /// memory.
   void loadTile(OpBuilder &b, bool isA, Value stage, Value kTile);
@@ -124,13 +411,15 @@ private:
   void epilogue(OpBuilder &b, ArrayRef<Value> acc);
 
   FusedOp group;
+  GemmGroup gemm;
   MatmulConfigAttr config;
   gpu::GPUFuncOp kernel;
   bool asyncCopies;
-  MatmulOp op;
   GemmProblem p;
   Location loc;
   std::unique_ptr<WarpMma> mma;
+  std::unique_ptr<OperandAccess> aAccess, bAccess;
+  ResultAccess cAccess;
 
   Value flatA, flatB, flatC;
   Value aTile, bTile; // shared-memory views [stage][row][col]
@@ -139,6 +428,51 @@ private:
 
 } // namespace
 
+void MatmulKernelBuilder::setUpAddressing() {
+  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
+  // Stored rows x cols of each operand's tiles (see the file header).
+  int64_t aTileRows = p.transA ? tk : tm, aTileCols = p.transA ? tm : tk;
+  int64_t bTileRows = p.transB ? tn : tk, bTileCols = p.transB ? tk : tn;
+  bAccess = std::make_unique<MatrixAccess>(
+      p.bRows(), p.bCols(), p.bCols(), p.bRows() * p.bCols(),
+      p.bRows() % bTileRows != 0, p.bCols() % bTileCols != 0);
+  if (!gemm.conv) {
+    aAccess = std::make_unique<MatrixAccess>(
+        p.aRows(), p.aCols(), p.aCols(), p.aRows() * p.aCols(),
+        p.aRows() % aTileRows != 0, p.aCols() % aTileCols != 0);
+    cAccess.rowStride = p.n;
+    cAccess.batchStride = p.m * p.n;
+  } else {
+    const ConvGeometry &g = *gemm.conv;
+    bool checkRows = p.m % tm != 0, checkCols = p.k % tk != 0;
+    if (g.isPlainGemm())
+      // Group g's A: the input as [N*H*W][C], columns g*C/g .. (g+1)*C/g.
+      aAccess = std::make_unique<MatrixAccess>(p.m, p.k, g.channels,
+                                               g.channelsPerGroup(), checkRows,
+                                               checkCols);
+    else
+      aAccess = std::make_unique<Im2colAccess>(g, p.m, p.k, checkRows,
+                                               checkCols);
+    if (g.nhwc) {
+      // [N][OH][OW][F]: row m = (n, oh, ow) at m * F, group g's channels
+      // from g * F/g on.
+      cAccess.rowStride = g.filters;
+      cAccess.batchStride = g.filtersPerGroup();
+    } else {
+      // [N][F][OH][OW]: a row is a pixel of image m / (OH*OW); channels
+      // are OH*OW apart.
+      int64_t pixels = g.outH * g.outW;
+      cAccess.rowsPerImage = pixels;
+      cAccess.imageStride = g.filters * pixels;
+      cAccess.rowStride = 1;
+      cAccess.colStride = pixels;
+      cAccess.batchStride = g.filtersPerGroup() * pixels;
+    }
+  }
+  cAccess.rows = p.m;
+  cAccess.cols = p.n;
+}
+
 void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
                                    Value kTile) {
   IndexMath im{b, loc};
@@ -146,31 +480,24 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
   int64_t lw = config.getLoadWidth();
   bool trans = isA ? p.transA : p.transB;
   Type elem = isA ? p.aType : p.bType;
-  // Stored tile rows x cols, the global matrix rows x cols, and the tile's
-  // origin in it.
-  int64_t rows, cols, gRows, gCols;
+  // Stored tile rows x cols and the tile's origin in the stored operand.
+  int64_t rows, cols;
   Value originRow, originCol;
   Value kBase = im.mul(kTile, tk);
   if (isA) {
     rows = trans ? tk : tm;
     cols = trans ? tm : tk;
-    gRows = p.aRows();
-    gCols = p.aCols();
     originRow = trans ? kBase : rowBase;
     originCol = trans ? rowBase : kBase;
   } else {
     rows = trans ? tn : tk;
     cols = trans ? tk : tn;
-    gRows = p.bRows();
-    gCols = p.bCols();
     originRow = trans ? colBase : kBase;
     originCol = trans ? kBase : colBase;
   }
   Value flat = isA ? flatA : flatB;
   Value tile = isA ? aTile : bTile;
-  Value batchOffset = im.mul(batch, gRows * gCols);
-  bool checkRows = gRows % rows != 0;
-  bool checkCols = gCols % cols != 0;
+  const OperandAccess &access = isA ? *aAccess : *bAccess;
   int64_t chunksPerRow = cols / lw;
   int64_t chunks = rows * chunksPerRow;
   int64_t threads = config.getNumThreads();
@@ -182,46 +509,31 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       IndexMath m{nb, loc};
       Value r = m.div(chunk, chunksPerRow);
       Value cc = m.mul(m.rem(chunk, chunksPerRow), lw);
-      Value gr = m.add(originRow, r);
-      Value gc = m.add(originCol, cc);
-      // Elements of this chunk inside the matrix: 0 past the last row,
-      // min(lw, gCols - gc) otherwise (zero-filled beyond). Tiles that divide
-      // the matrix exactly need no checks at all.
-      Value valid, src;
-      if (!checkRows && !checkCols) {
-        valid = m.c(lw);
-        src = m.add(batchOffset, m.add(m.mul(gr, gCols), gc));
-      } else {
-        Value inside;
-        if (checkRows)
-          inside = m.ult(gr, m.c(gRows));
-        if (checkCols) {
-          Value colIn = m.ult(gc, m.c(gCols));
-          inside = inside ? arith::AndIOp::create(nb, loc, inside, colIn).getResult()
-                          : colIn;
-        }
-        Value avail = checkCols ? m.minu(m.sub(m.c(gCols), m.minu(gc, m.c(gCols))),
-                                         m.c(lw))
-                                : m.c(lw);
-        valid = m.select(inside, avail, m.c(0));
-        src = m.add(batchOffset,
-                    m.select(inside, m.add(m.mul(gr, gCols), gc), m.c(0)));
-      }
+      // `valid` elements of the chunk exist (null: all); the rest are
+      // zero-filled.
+      auto [src, valid] = access.locate(m, batch, m.add(originRow, r),
+                                        m.add(originCol, cc), lw);
       if (asyncCopies) {
         nvgpu::DeviceAsyncCopyOp::create(
             nb, loc, nvgpu::DeviceAsyncTokenType::get(nb.getContext()), tile,
             ValueRange{stage, r, cc}, flat, ValueRange{src},
-            nb.getIndexAttr(lw), (checkRows || checkCols) ? valid : Value(),
+            nb.getIndexAttr(lw), valid,
             bypassL1 ? nb.getUnitAttr() : UnitAttr());
         return;
       }
-      // Synchronous copy, element by element, zero outside the matrix.
+      // Synchronous copy, element by element, zero where missing.
       Value zero = arith::ConstantOp::create(nb, loc, nb.getZeroAttr(elem));
       for (int64_t e = 0; e < lw; ++e) {
-        Value ok = m.ult(m.c(e), valid);
-        Value at = m.select(ok, m.add(src, e), m.c(0));
-        Value v = memref::LoadOp::create(nb, loc, flat, at);
-        v = arith::SelectOp::create(nb, loc, ok, v, zero);
+        Value at = m.add(src, e);
+        Value v;
+        if (valid) {
+          Value ok = m.ult(m.c(e), valid);
+          at = m.select(ok, at, m.c(0));
+          v = memref::LoadOp::create(nb, loc, flat, at);
+          v = arith::SelectOp::create(nb, loc, ok, v, zero);
+        } else {
+          v = memref::LoadOp::create(nb, loc, flat, at);
+        }
         memref::StoreOp::create(nb, loc, v, tile,
                                 ValueRange{stage, r, m.add(cc, e)});
       }
@@ -263,7 +575,6 @@ SmallVector<Value> MatmulKernelBuilder::compute(OpBuilder &b, Value stage,
 
 void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
   IndexMath im{b, loc};
-  Value batchOffset = im.mul(batch, p.m * p.n);
   // Whole block tile inside C: stores need no bounds checks (always so when
   // the tiles divide C).
   Value full;
@@ -286,7 +597,7 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         auto [r, c] = mma->elementCoords(m, lane, i, h, 0);
         Value row = m.add(m.add(rowBase, warpRow), r);
         Value col = m.add(m.add(colBase, warpCol), c);
-        Value base = m.add(batchOffset, m.add(m.mul(row, p.n), col));
+        Value base = cAccess.locate(m, batch, row, col);
         SmallVector<Value> vals;
         for (int64_t e = 0; e < cols; ++e) {
           Value v = vector::ExtractOp::create(nb, loc, acc[i],
@@ -297,7 +608,7 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
                     : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
           vals.push_back(v);
         }
-        if (!checked && cols > 1 && p.n % cols == 0) {
+        if (!checked && cols > 1 && cAccess.hasAlignedRuns(cols)) {
           auto vt = VectorType::get({cols}, p.cType);
           Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
           vector::StoreOp::create(nb, loc, vec, flatC, base, false,
@@ -305,7 +616,7 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
           continue;
         }
         for (int64_t e = 0; e < cols; ++e) {
-          Value at = m.add(base, e);
+          Value at = m.add(base, e * cAccess.colStride);
           if (!checked) {
             memref::StoreOp::create(nb, loc, vals[e], flatC, at);
             continue;
@@ -324,7 +635,9 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
 LogicalResult MatmulKernelBuilder::build() {
   mma = createWarpMma(p, config);
   if (!mma)
-    return op.emitOpError("has no warp instruction for its configuration");
+    return gemm.op->emitOpError(
+        "has no warp instruction for its configuration");
+  setUpAddressing();
   MLIRContext *ctx = kernel.getContext();
   Block &entry = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
@@ -342,8 +655,8 @@ LogicalResult MatmulKernelBuilder::build() {
   auto argOf = [&](Value v) {
     return entry.getArgument(llvm::cast<BlockArgument>(v).getArgNumber());
   };
-  flatA = flatten(argOf(op.getLhs()));
-  flatB = flatten(argOf(op.getRhs()));
+  flatA = flatten(argOf(gemm.lhs));
+  flatB = flatten(argOf(gemm.rhs));
   flatC = flatten(entry.getArgument(body.getNumArguments()));
 
   // Shared memory: the A stages, then the B stages.
@@ -436,6 +749,9 @@ LogicalResult kgraph::emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
                                      group.getInputs().front().getType())
                                      .getElementType()) >=
                    4;
-  MatmulKernelBuilder builder(group, config, kernel, async);
+  FailureOr<GemmGroup> gemm = getGemmGroup(group);
+  if (failed(gemm))
+    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
+  MatmulKernelBuilder builder(group, *gemm, config, kernel, async);
   return builder.build();
 }

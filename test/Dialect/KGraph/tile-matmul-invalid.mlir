@@ -171,7 +171,7 @@ func.func @matmul_config_on_elementwise(%a: tensor<64xf32>) -> tensor<64xf32> {
 func.func @matmul_with_epilogue(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
   %0 = kgraph.fused (%a, %b) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
   ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
-    // expected-error @+1 {{'kgraph.matmul' op has no code generation for sm_75 yet: only elementwise groups and groups of one kgraph.matmul are lowered}}
+    // expected-error @+1 {{'kgraph.matmul' op has no code generation for sm_75 yet: only elementwise groups and groups of one kgraph.matmul or kgraph.conv2d are lowered}}
     %r = kgraph.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
     %e = kgraph.relu %r : tensor<64x64xf32>
     kgraph.yield %e : tensor<64x64xf32>

@@ -48,15 +48,26 @@ mlir::LogicalResult emitElementwiseKernel(FusedOp group,
 struct SMTarget;
 
 /// Returns failure (with a diagnostic) unless `group` is one kgraph.matmul
-/// that the GEMM emitter can compile with `config` (for `target`, if given).
+/// or kgraph.conv2d (an implicit GEMM) that the GEMM emitter can compile
+/// with `config` (for `target`, if given).
 mlir::LogicalResult checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
                                      const SMTarget *target);
 
-/// Dynamic shared memory the GEMM kernel of `op` uses with `config`.
-int64_t getMatmulSharedMemoryBytes(MatmulOp op, MatmulConfigAttr config);
+/// Launch of a GEMM kernel: the grid (x over N tiles, y over M tiles, z over
+/// the batch, which is the group index of a conv2d) and its dynamic shared
+/// memory.
+struct GemmLaunchShape {
+  int64_t gridX = 1, gridY = 1, gridZ = 1;
+  int64_t sharedMemoryBytes = 0;
+};
+/// The launch of the GEMM kernel of `group` (one kgraph.matmul or
+/// kgraph.conv2d) with `config`; failure for any other group.
+mlir::FailureOr<GemmLaunchShape> getGemmLaunchShape(FusedOp group,
+                                                    MatmulConfigAttr config);
 
 /// Builds the body of `kernel` (arguments: the group's inputs, then its
-/// result) computing the matmul `group` with `config` on `target`.
+/// result) computing the matmul or conv2d `group` with `config` on
+/// `target`.
 mlir::LogicalResult emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
                                      mlir::gpu::GPUFuncOp kernel,
                                      const SMTarget &target);

@@ -117,6 +117,50 @@ FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
   return p;
 }
 
+FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
+                                                std::string *whyNot) {
+  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
+    if (whyNot)
+      *whyNot = why.str();
+    return failure();
+  };
+  auto input = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto filter = llvm::dyn_cast<RankedTensorType>(op.getFilter().getType());
+  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (!input || !filter || !result || input.getRank() != 4 ||
+      filter.getRank() != 4 || result.getRank() != 4)
+    return fail("operands are not rank-4 tensors");
+  bool nhwc = op.getLayout() == Layout::nhwc;
+  int64_t groups = op.getGroups();
+  ArrayRef<int64_t> in = input.getShape(), out = result.getShape(),
+                    fil = filter.getShape();
+  int64_t channels = nhwc ? in[3] : in[1];
+  int64_t filters = nhwc ? out[3] : out[1];
+  int64_t outH = nhwc ? out[1] : out[2], outW = nhwc ? out[2] : out[3];
+  if (groups <= 0 || channels % groups != 0 || filters % groups != 0)
+    return fail("groups do not divide the channels");
+
+  MatmulProblem p;
+  p.batch = groups;
+  p.m = in[0] * outH * outW;
+  p.n = filters / groups;
+  // [F, C/g, KH, KW] or [F, KH, KW, C/g]: a filter row is its K.
+  p.k = fil[1] * fil[2] * fil[3];
+  p.transposeA = false;
+  p.transposeB = true;
+  p.contiguousRunA = nhwc ? channels / groups : 1;
+  p.operandType = input.getElementType();
+  p.resultType = result.getElementType();
+  p.allowTf32 = op.getPrecision() == Precision::tf32;
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
+                Twine(p.n) + ", K " + Twine(p.k) + ")");
+  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
+      !p.operandType.isF32() && !p.operandType.isInteger(8))
+    return fail("operands of this element type have no conv2d kernel");
+  return p;
+}
+
 //===----------------------------------------------------------------------===//
 // Plain-struct view of a configuration
 //===----------------------------------------------------------------------===//
@@ -644,9 +688,12 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
                        << " does not divide the contiguous extent " << extent
                        << " (" << dim << ") of " << operand;
   };
-  if (failed(checkExtent(p.getContiguousExtentA(), "lhs",
-                         p.transposeA ? "M" : "K")) ||
-      failed(checkExtent(p.getContiguousExtentB(), "rhs",
+  bool implicit = p.contiguousRunA != 0;
+  if (failed(checkExtent(p.getContiguousExtentA(), implicit ? "input" : "lhs",
+                         implicit      ? "contiguous run of the im2col gather"
+                         : p.transposeA ? "M"
+                                        : "K")) ||
+      failed(checkExtent(p.getContiguousExtentB(), implicit ? "filter" : "rhs",
                          p.transposeB ? "K" : "N")))
     return failure();
   return success();

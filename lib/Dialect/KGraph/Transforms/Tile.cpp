@@ -50,7 +50,8 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
   // One vector per thread while the grid stays within kMaxWaves waves of
   // resident blocks; past that a grid-stride loop covers the rest. Measured on
   // the H200 (bench/RESULTS.md): for 64M f32 add, one vector per thread moved
-  // 101.7% of copy bandwidth against 95.0% for a one-wave grid-stride loop.
+  // 101.9% of copy bandwidth against 95.3% for a one-wave grid-stride loop
+  // (run 2's variants).
   constexpr int64_t kMaxWaves = 64;
   int64_t fullWave =
       int64_t(target.numSMs) * target.blocksPerSMByThreads(blockSize);
@@ -59,33 +60,38 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
                                     unroll, gridSize);
 }
 
-/// The kgraph.matmul a group computes when its body is exactly that op and
-/// the yield of its result; null otherwise.
-static MatmulOp getSoleMatmul(FusedOp group) {
+/// The kgraph.matmul or kgraph.conv2d a group computes when its body is
+/// exactly that op and the yield of its result; null otherwise.
+static Operation *getSoleGemmOp(FusedOp group) {
   Block &body = group.getBody().front();
   if (!llvm::hasSingleElement(body.without_terminator()))
     return nullptr;
-  auto matmul = llvm::dyn_cast<MatmulOp>(body.front());
-  if (!matmul)
+  Operation *op = &body.front();
+  if (!llvm::isa<MatmulOp, Conv2dOp>(op))
     return nullptr;
   Operation *yield = body.getTerminator();
-  if (yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != matmul.getResult())
+  if (yield->getNumOperands() != 1 || yield->getOperand(0) != op->getResult(0))
     return nullptr;
-  return matmul;
+  return op;
 }
 
 namespace {
 struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
   using Base::Base;
 
-  /// Chooses (or checks a pinned) #kgraph.matmul_config for `group`.
-  LogicalResult tileMatmul(FusedOp group, MatmulOp matmul, const SMTarget &sm) {
+  /// Chooses (or checks a pinned) #kgraph.matmul_config for `group`, whose
+  /// body is the kgraph.matmul or kgraph.conv2d `gemmOp` (a conv2d is tiled
+  /// as its implicit GEMM).
+  LogicalResult tileGemm(FusedOp group, Operation *gemmOp, const SMTarget &sm) {
     std::string whyNot;
-    FailureOr<MatmulProblem> problem = getMatmulProblem(matmul, &whyNot);
+    FailureOr<MatmulProblem> problem =
+        llvm::isa<Conv2dOp>(gemmOp)
+            ? getConvProblem(llvm::cast<Conv2dOp>(gemmOp), &whyNot)
+            : getMatmulProblem(llvm::cast<MatmulOp>(gemmOp), &whyNot);
     if (failed(problem))
-      return matmul.emitOpError()
+      return gemmOp->emitOpError()
              << "has no code generation for " << sm.name << ": " << whyNot;
+    StringRef opName = gemmOp->getName().getStringRef();
     auto emitError = [&] { return group.emitOpError(); };
 
     MatmulConfigAttr config;
@@ -93,7 +99,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
       config = llvm::dyn_cast<MatmulConfigAttr>(pinned);
       if (!config)
         return group.emitOpError()
-               << "computes a kgraph.matmul but its '" << kConfigAttrName
+               << "computes a " << opName << " but its '" << kConfigAttrName
                << "' is not a #kgraph.matmul_config: " << pinned;
       if (failed(verifyMatmulConfig(config, *problem, sm, emitError)))
         return failure();
@@ -108,7 +114,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
       FailureOr<MatmulConfigAttr> chosen =
           chooseMatmulConfig(&getContext(), *problem, sm, &whyNot);
       if (failed(chosen))
-        return matmul.emitOpError()
+        return gemmOp->emitOpError()
                << "has no code generation for " << sm.name << ": " << whyNot;
       config = *chosen;
       // The search only builds valid candidates; check anyway so a model bug
@@ -118,7 +124,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
       group->setAttr(kConfigAttrName, config);
     }
     if (report)
-      group.emitRemark() << "matmul "
+      group.emitRemark() << (llvm::isa<Conv2dOp>(gemmOp) ? "conv2d " : "matmul ")
                          << describeEstimate(
                                 estimateMatmul(config, *problem, sm));
     return success();
@@ -135,13 +141,13 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
 
     WalkResult result = module.walk([&](FusedOp group) {
-      if (MatmulOp matmul = getSoleMatmul(group))
-        return failed(tileMatmul(group, matmul, *sm)) ? WalkResult::interrupt()
-                                                      : WalkResult::advance();
+      if (Operation *gemmOp = getSoleGemmOp(group))
+        return failed(tileGemm(group, gemmOp, *sm)) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
       if (Attribute pinned = group->getAttr(kConfigAttrName)) {
         if (llvm::isa<MatmulConfigAttr>(pinned)) {
           group.emitOpError() << "has a #kgraph.matmul_config but its body is "
-                                 "not a single kgraph.matmul";
+                                 "not a single kgraph.matmul or kgraph.conv2d";
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
@@ -151,7 +157,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
           continue;
         op.emitOpError() << "has no code generation for " << sm->name
                          << " yet: only elementwise groups and groups of one "
-                            "kgraph.matmul are lowered";
+                            "kgraph.matmul or kgraph.conv2d are lowered";
         return WalkResult::interrupt();
       }
       FailureOr<ElementwiseConfigAttr> config =

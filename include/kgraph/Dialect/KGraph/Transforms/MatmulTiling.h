@@ -45,8 +45,18 @@ namespace kgraph {
 struct SMTarget;
 
 /// The GEMM a kernel computes, independent of the op it came from (a
-/// kgraph.matmul now, a kgraph.conv2d as implicit GEMM later):
+/// kgraph.matmul, or a kgraph.conv2d as implicit GEMM):
 /// `batch` independent products C[M, N] = op(A)[M, K] * op(B)[K, N].
+///
+/// A conv2d with input [N, C, H, W] / [N, H, W, C], F filters of KH x KW,
+/// `groups` groups and output OH x OW is one GEMM per group:
+///   batch = groups, M = N * OH * OW, N = F / groups,
+///   K = KH * KW * C / groups,
+/// with B the group's filters as B^T (a row per output channel, contiguous
+/// over K: (kh, kw, c) for nhwc, (c, kh, kw) for nchw) and A the im2col
+/// gather of the input in the same K order, whose rows are contiguous only
+/// in runs of `contiguousRunA` elements: C / groups for nhwc (one (kh, kw)
+/// position), 1 for nchw.
 struct MatmulProblem {
   int64_t batch = 1;
   int64_t m = 0, n = 0, k = 0;
@@ -58,13 +68,20 @@ struct MatmulProblem {
   bool transposeA = false, transposeB = false;
   /// f32 operands may run on tf32 tensor cores (`precision = tf32`).
   bool allowTf32 = false;
+  /// For an implicit-GEMM A (conv2d): the length of the runs of a row of A
+  /// that are contiguous in global memory; 0 for a stored matrix.
+  int64_t contiguousRunA = 0;
 
   /// Registers hold the accumulators in this type: i32 for i8 operands, f32
   /// for every float type (f16/bf16 results are rounded in the epilogue).
   mlir::Type getAccumulatorType() const;
   /// Extent of the dimension of A (B) that is contiguous in global memory:
   /// K for A, M for A^T; N for B, K for B^T.
-  int64_t getContiguousExtentA() const { return transposeA ? m : k; }
+  int64_t getContiguousExtentA() const {
+    if (contiguousRunA)
+      return contiguousRunA;
+    return transposeA ? m : k;
+  }
   int64_t getContiguousExtentB() const { return transposeB ? k : n; }
 };
 
@@ -72,6 +89,11 @@ struct MatmulProblem {
 /// that have no kernel, e.g. an empty dimension.
 mlir::FailureOr<MatmulProblem> getMatmulProblem(MatmulOp op,
                                                 std::string *whyNot = nullptr);
+
+/// The implicit GEMM of `op` (see MatmulProblem). Fails (with the reason in
+/// `whyNot`) for element types that have no kernel.
+mlir::FailureOr<MatmulProblem> getConvProblem(Conv2dOp op,
+                                              std::string *whyNot = nullptr);
 
 /// What one block of a configuration needs.
 struct MatmulResourceEstimate {
