@@ -205,14 +205,38 @@ def unary_case(op, dt, shape, attrs=None, optional=False):
     return Case(name, op, [x], dt, body, ref, attrs=attrs, optional=optional)
 
 
+def inward_bound(value, dt, up):
+    """The representable value of float type `dt` nearest to `value` on the
+    inside of the clamp range: the smallest >= value (up) or the largest
+    <= value. kgraph.clamp keeps results inside [min, max] this way."""
+    import struct
+    if dt == "bf16":
+        bits = struct.unpack("<I", struct.pack("<f", value))[0] & 0xFFFF0000
+        toward_zero = struct.unpack("<f", struct.pack("<I", bits))[0]
+        away = struct.unpack("<f", struct.pack("<I", bits + 0x10000))[0]
+        candidates = [toward_zero, away]
+    else:
+        import numpy as np
+        t = np.float16 if dt == "f16" else np.float32
+        x = t(value)
+        candidates = [float(x), float(np.nextafter(x, t(np.inf))),
+                      float(np.nextafter(x, t(-np.inf)))]
+    if up:
+        return min(c for c in candidates if c >= value)
+    return max(c for c in candidates if c <= value)
+
+
 def clamp_case(dt, shape, lo, hi, optional=False):
     dom = uniform(-10, 10) if dt in FLOATS else integers(-20, 20)
     x = inp("x", shape, dt, dom)
     body = (f"%r = kgraph.clamp %x {{max = {fmt_f64(hi)}, min = {fmt_f64(lo)}}}"
             f" : {ttype(shape, dt)}")
     tag = f"{lo:g}_{hi:g}".replace("-", "m").replace(".", "p")
+    ref_lo, ref_hi = lo, hi
+    if dt in FLOATS:
+        ref_lo, ref_hi = inward_bound(lo, dt, True), inward_bound(hi, dt, False)
     return Case(f"clamp_{tag}_{dt}_{shape_tag(shape)}", "clamp", [x], dt, body,
-                f"torch.clamp(x, min={lo!r}, max={hi!r})",
+                f"torch.clamp(x, min={ref_lo!r}, max={ref_hi!r})",
                 attrs={"min": lo, "max": hi}, optional=optional)
 
 
@@ -291,6 +315,8 @@ def all_cases():
         for shape in ([1], [4097], [3, 5, 1023]):
             cases.append(clamp_case(dt, shape, 0.0, 6.0))
             cases.append(clamp_case(dt, shape, -1.5, 2.25))
+        # Bounds no float type represents: results stay inside them.
+        cases.append(clamp_case(dt, [4097], -0.1, 6.01))
     for dt in INTS:
         cases.append(clamp_case(dt, [4097], -5.0, 7.0, optional=True))
     for src in FLOATS + INTS:

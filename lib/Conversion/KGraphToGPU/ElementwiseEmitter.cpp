@@ -402,8 +402,20 @@ FailureOr<Value> ElementwiseEmitter::emitScalar(Operation *op,
              failure();
     double lo = minAttr.getValueAsDouble(), hi = maxAttr.getValueAsDouble();
     if (isFloat) {
-      Value r = arith::MaximumFOp::create(b, loc, x[0], floatConst(lo));
-      return Value(arith::MinimumFOp::create(b, loc, r, floatConst(hi)));
+      // The bounds, rounded inward to the element type, so the result (which
+      // is rounded to that type afterwards) stays inside [min, max].
+      auto inward = [&](double bound, APFloat::roundingMode mode) {
+        APFloat v(bound);
+        bool lost;
+        v.convert(llvm::cast<FloatType>(outType).getFloatSemantics(), mode,
+                  &lost);
+        v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+        return v.convertToFloat();
+      };
+      Value r = arith::MaximumFOp::create(
+          b, loc, x[0], floatConst(inward(lo, APFloat::rmTowardPositive)));
+      return Value(arith::MinimumFOp::create(
+          b, loc, r, floatConst(inward(hi, APFloat::rmTowardNegative))));
     }
     // Integers: clamp into [ceil(min), floor(max)] within the type's range.
     unsigned bits = inType.getIntOrFloatBitWidth();
