@@ -1,0 +1,101 @@
+// RUN: kgraph-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a})' | FileCheck %s
+// RUN: kgraph-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_80})' | FileCheck %s --check-prefix=SM80
+
+// kgraph.conv2d is tiled as its implicit GEMM (MatmulProblem in
+// MatmulTiling.h): batch = groups, M = N*OH*OW, N = F/groups,
+// K = KH*KW*C/groups, filter = B^T; load_width divides the contiguous run
+// of the im2col gather (C/groups for nhwc, 1 for nchw).
+
+// ResNet-50 3x3 layer (64 -> 64 channels, 56x56, batch 64) in f16 NHWC:
+// M = 64*56*56 = 200704, N = 64, K = 3*3*64 = 576. The gather runs along
+// the 64 channels of one (kh, kw) tap, so A takes 16-byte copies.
+// CHECK-LABEL: func @resnet_3x3_nhwc_f16(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80-LABEL: func @resnet_3x3_nhwc_f16(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+func.func @resnet_3x3_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<64x56x56x64xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x56x56x64xf16>, tensor<64x3x3x64xf16> -> tensor<64x56x56x64xf16>
+  return %0 : tensor<64x56x56x64xf16>
+}
+
+// -----
+
+// A 1x1 NHWC conv2d is the plain GEMM [N*H*W, C] x [C, F]: K = 64 fits in
+// two 32-wide k tiles, hence two stages.
+// CHECK-LABEL: func @resnet_1x1_nhwc_f16(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80-LABEL: func @resnet_1x1_nhwc_f16(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+func.func @resnet_1x1_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<256x1x1x64xf16>) -> tensor<64x56x56x256xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc : tensor<64x56x56x64xf16>, tensor<256x1x1x64xf16> -> tensor<64x56x56x256xf16>
+  return %0 : tensor<64x56x56x256xf16>
+}
+
+// -----
+
+// The stem has 3 input channels: the gather is contiguous over 3 elements
+// only, so load_width is 1 (synchronous copies).
+// CHECK-LABEL: func @stem_c3_nhwc_f16(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80-LABEL: func @stem_c3_nhwc_f16(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+func.func @stem_c3_nhwc_f16(%x: tensor<64x224x224x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<64x112x112x64xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3] : tensor<64x224x224x3xf16>, tensor<64x7x7x3xf16> -> tensor<64x112x112x64xf16>
+  return %0 : tensor<64x112x112x64xf16>
+}
+
+// -----
+
+// NCHW gathers are strided along K (c, kh, kw): load_width 1. f16 inputs
+// with an f32 result still use mma.sync.
+// CHECK-LABEL: func @nchw_f16(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80-LABEL: func @nchw_f16(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+func.func @nchw_f16(%x: tensor<8x64x28x28xf16>, %w: tensor<128x64x3x3xf16>) -> tensor<8x128x28x28xf32> {
+  %0 = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : tensor<8x64x28x28xf16>, tensor<128x64x3x3xf16> -> tensor<8x128x28x28xf32>
+  return %0 : tensor<8x128x28x28xf32>
+}
+
+// -----
+
+// groups = 2 is a batch of two GEMMs (grid z): N = 32 / 2 = 16,
+// K = 3*3*12 = 108; the 12 channels per group allow 4-element copies.
+// CHECK-LABEL: func @groups_nhwc_f16(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+// SM80-LABEL: func @groups_nhwc_f16(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+func.func @groups_nhwc_f16(%x: tensor<4x14x14x24xf16>, %w: tensor<32x3x3x12xf16>) -> tensor<4x14x14x32xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] groups = 2 : tensor<4x14x14x24xf16>, tensor<32x3x3x12xf16> -> tensor<4x14x14x32xf16>
+  return %0 : tensor<4x14x14x32xf16>
+}
+
+// -----
+
+// f32 without precision = tf32 runs on SIMT fma.
+// CHECK-LABEL: func @nchw_f32(
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 1, warps_n = 4, stages = 4, instruction = fma, instruction_shape = [1, 1, 1], load_width = 1, smem_padding = 4>}
+// SM80-LABEL: func @nchw_f32(
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 16, warps_m = 1, warps_n = 2, stages = 4, instruction = fma, instruction_shape = [1, 1, 1], load_width = 1, smem_padding = 4>}
+func.func @nchw_f32(%x: tensor<64x256x14x14xf32>, %w: tensor<256x256x3x3xf32>) -> tensor<64x256x14x14xf32> {
+  %0 = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : tensor<64x256x14x14xf32>, tensor<256x256x3x3xf32> -> tensor<64x256x14x14xf32>
+  return %0 : tensor<64x256x14x14xf32>
+}
+
+// -----
+
+// A pinned configuration is kept.
+// CHECK-LABEL: func @pinned(
+// CHECK: kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>
+// SM80-LABEL: func @pinned(
+// SM80: kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>
+func.func @pinned(%a: tensor<2x9x9x16xf16>, %b: tensor<32x3x3x16xf16>) -> tensor<2x9x9x32xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<2x9x9x16xf16>, tensor<32x3x3x16xf16>) -> tensor<2x9x9x32xf32> {
+  ^bb0(%x: tensor<2x9x9x16xf16>, %w: tensor<32x3x3x16xf16>):
+    %r = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<2x9x9x16xf16>, tensor<32x3x3x16xf16> -> tensor<2x9x9x32xf32>
+    kgraph.yield %r : tensor<2x9x9x32xf32>
+  }
+  return %0 : tensor<2x9x9x32xf32>
+}
