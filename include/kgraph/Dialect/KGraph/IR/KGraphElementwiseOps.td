@@ -377,7 +377,9 @@ def KGraph_CastOp : KGraph_Op<"cast", [Pure,
       range (e.g. `300.7 -> 127` for i8); NaN becomes 0.
     - int -> float: exact when representable (always for i8, for i32 up to
       2^24 in f32), otherwise rounds to nearest even; i32 values beyond the
-      f16 range become infinity.
+      f16 range become infinity. i32 -> bf16 rounds through f32, so for
+      |x| > 2^24 the result can differ from a single rounding by one bf16
+      ulp (GPUs before sm_90 have no direct conversion).
     - int -> int: signed; widening sign-extends, narrowing keeps the low
       bits (wraps, like `arith.trunci`, numpy and PyTorch).
 
