@@ -12,11 +12,11 @@ and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
 bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
-        [--suite all|elementwise|matmul]
+        [--suite all|elementwise|matmul|conv]
 
 Suites and their manifest sections: elementwise -> "cases" and "bench";
-matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench". The default
-builds both. Building one suite into a folder whose manifest.json has the
+matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
+(scripts/conv_cases.py) -> "conv" and "conv_bench". The default builds all. Building one suite into a folder whose manifest.json has the
 same target keeps the other suite's sections of that manifest.
 
 Cases marked optional (integer variants of ops that may be float-only) are
@@ -42,6 +42,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "..", "python"))
 sys.path.insert(0, _HERE)
 import kgraph.plan  # noqa: E402
+import conv_cases  # noqa: E402
 import matmul_cases  # noqa: E402
 
 FLOATS = ("f32", "f16", "bf16")
@@ -436,6 +437,8 @@ SUITES = {
     "elementwise": (all_cases, bench_cases, "cases", "bench"),
     "matmul": (matmul_cases.all_cases, matmul_cases.bench_cases, "matmul",
                "matmul_bench"),
+    "conv": (conv_cases.all_cases, conv_cases.bench_cases, "conv",
+             "conv_bench"),
 }
 
 

@@ -74,8 +74,10 @@ def _skip_param(metafunc, name, reason, id_):
 
 def pytest_generate_tests(metafunc):
     """``case``: the elementwise cases (manifest section "cases");
-    ``matmul_case``: the kgraph.matmul cases (section "matmul")."""
-    for fixture, section in (("case", "cases"), ("matmul_case", "matmul")):
+    ``matmul_case``: the kgraph.matmul cases (section "matmul");
+    ``conv_case``: the kgraph.conv2d cases (section "conv")."""
+    for fixture, section in (("case", "cases"), ("matmul_case", "matmul"),
+                             ("conv_case", "conv")):
         if fixture in metafunc.fixturenames:
             _parametrize_cases(metafunc, fixture, section)
 

@@ -1,0 +1,219 @@
+"""The kgraph.conv2d GPU test and benchmark cases (used by build-gpu-cases.py).
+
+Each case is one ``func.func @main(%x, %w)`` returning one ``kgraph.conv2d``.
+Manifest entries (section "conv" for the tests, "conv_bench" for
+bench/bench_conv.py) carry, besides the fields every case has (name, op,
+attrs, inputs with shapes/dtypes/value domains, output, mlir/ptx/plan):
+
+- ``conv``: the geometry ``{"n", "c", "h", "w", "f", "kh", "kw", "oh", "ow",
+  "layout", "strides", "padding" [top, bottom, left, right], "dilations",
+  "groups"}``;
+- ``dims``: ``{"batch": groups, "m": N*OH*OW, "n": F/groups,
+  "k": KH*KW*C/groups}``, the implicit GEMM, so test/GPU/matmul_ref.py's
+  error bounds (scaled with K) apply unchanged;
+- ``combo``: the type combination as for matmul (``f16_f16``, ``f16_f32``,
+  ``f32_f32``);
+- ``check``: ``"matmul"``.
+"""
+
+from matmul_cases import COMBOS, FLOAT_DOMAIN, ttype
+
+#: (name, N, C, H, W, F, KH, KW, strides, padding, dilations, groups): the
+#: ten ResNet-50 layers of ../shared/docs/h200-anchors.md (padding "same"
+#: for 3x3 and 7x7) at batch 2, then awkward shapes.
+RESNET50 = [
+    # (C_in, H=W, C_out, kernel, stride)
+    (3, 224, 64, 7, 2),
+    (64, 56, 64, 1, 1),
+    (64, 56, 64, 3, 1),
+    (64, 56, 256, 1, 1),
+    (256, 56, 64, 1, 1),
+    (128, 28, 128, 3, 1),
+    (256, 14, 256, 3, 1),
+    (512, 7, 512, 3, 1),
+    (1024, 14, 256, 1, 1),
+    (2048, 7, 512, 1, 1),
+]
+
+#: (tag, N, C, H, W, F, KH, KW, strides, padding, dilations, groups)
+AWKWARD = [
+    ("odd_hw", 2, 16, 13, 11, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    ("stride2", 3, 32, 15, 17, 40, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    ("pad_asym", 2, 16, 9, 10, 32, 3, 3, (1, 1), (2, 0, 0, 1), (1, 1), 1),
+    ("dilation2", 2, 16, 17, 15, 16, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1),
+    ("groups2", 2, 32, 12, 12, 48, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    ("depthwise", 2, 32, 14, 14, 32, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 32),
+    ("one_by_one", 2, 64, 7, 9, 40, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ("one_by_one_s2", 2, 64, 9, 9, 32, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    ("c_not_mult8", 2, 12, 10, 10, 20, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    ("c3_5x5", 1, 3, 19, 23, 8, 5, 5, (2, 1), (2, 2, 1, 1), (1, 1), 1),
+    ("all_mixed", 3, 24, 11, 13, 36, 3, 2, (2, 1), (1, 0, 2, 1), (1, 2), 3),
+    ("tiny", 1, 1, 1, 1, 1, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+]
+
+#: Combos of the tests: f16 (the benchmark type) with f16 and f32 results,
+#: f32 (needs the fma instruction: unsupported until it exists).
+TEST_COMBOS = ("f16_f16", "f16_f32", "f32_f32")
+LAYOUTS = ("nhwc", "nchw")
+TEST_BATCH = 2
+BENCH_BATCH = 64
+#: The benchmark: f16 NHWC (cuDNN's fast layout, torch channels_last) and
+#: f32 NCHW, as in the anchors table.
+BENCH_KINDS = {"f16_nhwc": ("f16_f16", "nhwc"), "f32_nchw": ("f32_f32", "nchw")}
+#: Memcheck subset: the awkward shapes in f16 (both layouts).
+MEMCHECK_COMBOS = ("f16_f16",)
+
+
+def out_size(size, lo, hi, k, stride, dilation):
+    return (size + lo + hi - dilation * (k - 1) - 1) // stride + 1
+
+
+def resnet_geometry(c, hw, f, k, s):
+    p = (k - 1) // 2
+    return (c, hw, hw, f, k, k, (s, s), (p, p, p, p), (1, 1), 1)
+
+
+class ConvCase:
+    """One kgraph.conv2d case; the interface build-gpu-cases.py expects
+    (name, inputs, output, mlir(), manifest(), optional, bench, memcheck,
+    unsupported_ok)."""
+
+    optional = False
+    unsupported_ok = True
+    op = "conv2d"
+
+    def __init__(self, name, combo, layout, n, c, h, w, f, kh, kw,
+                 strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1),
+                 groups=1, bench=False):
+        if combo not in COMBOS:
+            raise ValueError(f"unknown combo {combo!r}")
+        if c % groups or f % groups:
+            raise ValueError(f"{name}: groups {groups} must divide C {c} and "
+                             f"F {f}")
+        in_dt, out_dt, precision = COMBOS[combo]
+        oh = out_size(h, padding[0], padding[1], kh, strides[0], dilations[0])
+        ow = out_size(w, padding[2], padding[3], kw, strides[1], dilations[1])
+        if oh <= 0 or ow <= 0:
+            raise ValueError(f"{name}: empty output {oh}x{ow}")
+        self.name = name
+        self.combo = combo
+        self.precision = precision
+        self.bench = bench
+        self.bench_kind = None
+        self.memcheck = False
+        self.geometry = {
+            "n": n, "c": c, "h": h, "w": w, "f": f, "kh": kh, "kw": kw,
+            "oh": oh, "ow": ow, "layout": layout, "strides": list(strides),
+            "padding": list(padding), "dilations": list(dilations),
+            "groups": groups}
+        cg = c // groups
+        if layout == "nhwc":
+            x_shape, w_shape, o_shape = [n, h, w, c], [f, kh, kw, cg], [n, oh, ow, f]
+        else:
+            x_shape, w_shape, o_shape = [n, c, h, w], [f, cg, kh, kw], [n, f, oh, ow]
+        self.inputs = [
+            {"name": "x", "shape": x_shape, "dtype": in_dt,
+             "domain": dict(FLOAT_DOMAIN)},
+            {"name": "w", "shape": w_shape, "dtype": in_dt,
+             "domain": dict(FLOAT_DOMAIN)},
+        ]
+        self.output = {"shape": o_shape, "dtype": out_dt}
+        self.dims = {"batch": groups, "m": n * oh * ow, "n": f // groups,
+                     "k": kh * kw * cg}
+        self.attrs = {"layout": layout, "strides": list(strides),
+                      "padding": list(padding), "dilations": list(dilations),
+                      "groups": groups, "precision": precision or "ieee"}
+
+    @property
+    def flops(self):
+        d = self.dims
+        return 2 * d["batch"] * d["m"] * d["n"] * d["k"]
+
+    def body(self):
+        x, w = self.inputs
+        g = self.geometry
+        lst = lambda v: "[" + ", ".join(str(i) for i in v) + "]"  # noqa: E731
+        attrs = f" layout = {g['layout']}"
+        if g["strides"] != [1, 1]:
+            attrs += f" strides = {lst(g['strides'])}"
+        if any(g["padding"]):
+            attrs += f" padding = {lst(g['padding'])}"
+        if g["dilations"] != [1, 1]:
+            attrs += f" dilations = {lst(g['dilations'])}"
+        if g["groups"] != 1:
+            attrs += f" groups = {g['groups']}"
+        if self.precision:
+            attrs += f" precision = {self.precision}"
+        return (f"%r = kgraph.conv2d %x, %w{attrs} : "
+                f"{ttype(x['shape'], x['dtype'])}, "
+                f"{ttype(w['shape'], w['dtype'])} -> "
+                f"{ttype(self.output['shape'], self.output['dtype'])}")
+
+    def mlir(self):
+        x, w = self.inputs
+        rt = ttype(self.output["shape"], self.output["dtype"])
+        return (f"// Generated by scripts/build-gpu-cases.py: {self.name}\n"
+                f"func.func @main(%x: {ttype(x['shape'], x['dtype'])}, "
+                f"%w: {ttype(w['shape'], w['dtype'])}) -> {rt} {{\n"
+                f"  {self.body()}\n"
+                f"  return %r : {rt}\n"
+                f"}}\n")
+
+    def manifest(self):
+        return {
+            "name": self.name, "op": "conv2d", "attrs": dict(self.attrs),
+            "combo": self.combo, "dims": dict(self.dims),
+            "conv": dict(self.geometry),
+            "inputs": self.inputs, "output": self.output,
+            "reference": "conv2d", "check": "matmul", "flops": self.flops,
+            "memcheck": self.memcheck,
+            "mlir": f"{self.name}.mlir", "ptx": f"{self.name}.ptx",
+            "plan": f"{self.name}.plan.json",
+            **({"bench_kind": self.bench_kind} if self.bench_kind else {}),
+        }
+
+
+def resnet_tag(c, hw, f, k, s):
+    return f"resnet_c{c}_hw{hw}_f{f}_k{k}_s{s}"
+
+
+def all_cases():
+    """The correctness cases (manifest section "conv")."""
+    cases = []
+    for combo in TEST_COMBOS:
+        for layout in LAYOUTS:
+            for layer in RESNET50:
+                geo = resnet_geometry(*layer)
+                c, h, w, f, kh, kw, st, pad, dil, g = geo
+                cases.append(ConvCase(
+                    f"conv_{combo}_{layout}_{resnet_tag(*layer)}", combo,
+                    layout, TEST_BATCH, c, h, w, f, kh, kw, st, pad, dil, g))
+            for tag, n, c, h, w, f, kh, kw, st, pad, dil, g in AWKWARD:
+                case = ConvCase(f"conv_{combo}_{layout}_{tag}", combo, layout,
+                                n, c, h, w, f, kh, kw, st, pad, dil, g)
+                case.memcheck = combo in MEMCHECK_COMBOS
+                cases.append(case)
+    names = [c.name for c in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise AssertionError(f"duplicate conv case names: {sorted(dup)}")
+    return cases
+
+
+def bench_name(kind, layer):
+    return f"bench_conv_{kind}_{resnet_tag(*layer)}"
+
+
+def bench_cases():
+    """The benchmark kernels (manifest section "conv_bench"): the ten
+    ResNet-50 layers at batch 64 for each bench kind."""
+    cases = []
+    for kind, (combo, layout) in BENCH_KINDS.items():
+        for layer in RESNET50:
+            c, h, w, f, kh, kw, st, pad, dil, g = resnet_geometry(*layer)
+            case = ConvCase(bench_name(kind, layer), combo, layout,
+                            BENCH_BATCH, c, h, w, f, kh, kw, st, pad, dil, g,
+                            bench=True)
+            case.bench_kind = kind
+            cases.append(case)
+    return cases
