@@ -419,7 +419,7 @@ def KGraph_CompareOp : KGraph_Op<"compare", [Pure, InferTypeOpAdaptor,
                        KGraph_Tensor:$lhs, KGraph_Tensor:$rhs);
   let results = (outs KGraph_BoolTensor:$result);
   let assemblyFormat = [{
-    $direction `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+    `` $direction `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
   }];
 }
 
