@@ -5,22 +5,23 @@
 #
 # CASES_DIR holds what scripts/build-gpu-cases.py wrote (manifest.json, the
 # .mlir/.ptx/.plan.json of every case); build it here-less machines can't.
-# Steps: GPU identity; the correctness tests (test/GPU: elementwise and
-# matmul); the same tests under compute-sanitizer memcheck (the
-# representative subset the manifest marks, small shapes for matmul;
-# KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks (elementwise;
-# matmul against cuBLAS, with the ptxas/SASS report of its kernels); a
-# summary table, printed last. Exits non-zero if any step failed. Logs and
+# Steps: GPU identity; the correctness tests (test/GPU: elementwise, matmul
+# and conv2d); the same tests under compute-sanitizer memcheck (the
+# representative subset the manifest marks, small shapes for matmul and
+# conv2d; KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks
+# (elementwise; matmul against cuBLAS and conv2d against cuDNN, with the
+# ptxas/SASS report of their kernels); a summary table, printed last. Exits non-zero if any step failed. Logs and
 # JSON go to $OUT (if set) or a fresh temporary folder.
 #
-# Matmul cases kgraph-opt has no code generation for yet ("unsupported" in
+# Matmul and conv2d cases kgraph-opt has no code generation for yet ("unsupported" in
 # the manifest) are skipped and counted in the summary, not failed;
 # KGRAPH_STRICT=1 fails the check on them.
 #
 # Environment: KGRAPH_TEST_SEED (reuse a seed), KGRAPH_MEMCHECK_SUBSET
 # (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1,
 # KGRAPH_BENCH_MATMUL_ARGS (extra arguments of bench/bench_matmul.py, e.g.
-# "--kinds f16 --shapes ^4096"), KGRAPH_STRICT=1.
+# "--kinds f16 --shapes ^4096"), KGRAPH_BENCH_CONV_ARGS (extra arguments of
+# bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_STRICT=1.
 set -u -o pipefail
 
 CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
@@ -45,7 +46,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_ca
 echo "cases: $CASES   seed: $KGRAPH_TEST_SEED   logs: $LOGS"
 
 # pytest_counts JUNIT -> "passed failed skipped unsupported mm_passed
-# mm_failed" of the GPU tests (test_elementwise.py, test_matmul.py):
+# mm_failed cv_passed cv_failed" of the GPU tests (test_elementwise.py,
+# test_matmul.py, test_conv.py):
 # "unsupported" are the matmul cases skipped because kgraph-opt has no code
 # generation for them, "skipped" every other skip; failures anywhere count
 # as failed too; mm_* are the matmul tests alone.
@@ -55,16 +57,18 @@ import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
 except Exception:
-    print("0 1 0 0 0 1"); sys.exit()
-p = f = s = u = mp = mf = 0
+    print("0 1 0 0 0 1 0 1"); sys.exit()
+p = f = s = u = mp = mf = cp = cf = 0
 for tc in root.iter("testcase"):
     cls = tc.get("classname", "")
     mm = "test_matmul" in cls and "checker" not in cls and "bench" not in cls
-    gpu = "test_elementwise" in cls or mm
+    cv = "test_conv" in cls and "checker" not in cls
+    gpu = "test_elementwise" in cls or mm or cv
     skipped = tc.find("skipped")
     if tc.find("failure") is not None or tc.find("error") is not None:
         f += 1
         mf += mm
+        cf += cv
     elif skipped is not None:
         if gpu and "unsupported by kgraph-opt" in (skipped.get("message") or ""):
             u += 1
@@ -73,7 +77,8 @@ for tc in root.iter("testcase"):
     else:
         p += gpu
         mp += mm
-print(p, f, s, u, mp, mf)
+        cp += cv
+print(p, f, s, u, mp, mf, cp, cf)
 PYEOF
 }
 
@@ -83,7 +88,7 @@ start=$SECONDS
 $PY -m pytest test/GPU -q -rfEs -p no:cacheprovider --junitxml="$LOGS/tests.xml" \
   2>&1 | tee "$LOGS/tests.log" | tail -n 40
 tests_rc=$?
-read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail < <(pytest_counts "$LOGS/tests.xml")
+read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail t_cv_pass t_cv_fail < <(pytest_counts "$LOGS/tests.xml")
 tests_time=$((SECONDS - start))
 
 mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
@@ -95,7 +100,7 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   # exact buffer bounds (with caching, an overrun lands in the same segment).
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck \
     --error-exitcode 99 --print-limit 50 \
-    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py -q -p no:cacheprovider \
+    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py test/GPU/test_conv.py -q -p no:cacheprovider \
     --kgraph-subset="$SUBSET" --junitxml="$LOGS/memcheck.xml" \
     > "$LOGS/memcheck.log" 2>&1
   mc_rc=$?
@@ -104,8 +109,8 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   grep -q "ERROR SUMMARY" "$LOGS/memcheck.log" || tail -n 5 "$LOGS/memcheck.log"
   mc_errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$LOGS/memcheck.log" | tail -n 1 | grep -oE "[0-9]+$")
   mc_errors=${mc_errors:-"?"}
-  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail < <(pytest_counts "$LOGS/memcheck.xml")
-  mc_status="$m_pass passed ($m_mm_pass matmul), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
+  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail m_cv_pass m_cv_fail < <(pytest_counts "$LOGS/memcheck.xml")
+  mc_status="$m_pass passed ($m_mm_pass matmul, $m_cv_pass conv2d), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
   if [ "$m_pass" -eq 0 ] && [ $mc_rc -eq 0 ]; then mc_rc=1; fi  # nothing ran
 fi
 
@@ -177,6 +182,46 @@ PYEOF
   [ $mm_rc -ne 0 ] && mm_line="FAILED (exit $mm_rc, see $LOGS/bench_matmul.log): ${mm_line}"
 fi
 
+cv_rc=0; cv_line="skipped"; cv_ptxas="-"
+if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
+  echo
+  echo "== conv2d benchmark against cuDNN (bench/bench_conv.py)"
+  start=$SECONDS
+  rm -f "$LOGS/bench_conv.json"
+  # shellcheck disable=SC2086
+  $PY bench/bench_conv.py --cases "$CASES" --json "$LOGS/bench_conv.json" \
+    ${KGRAPH_BENCH_CONV_ARGS:-} 2>&1 | tee "$LOGS/bench_conv.log"
+  cv_rc=$?
+  cv_time=$((SECONDS - start))
+  if [ -f "$LOGS/bench_conv.json" ]; then
+    { read -r cv_line; read -r cv_ptxas; } < <($PY - "$LOGS/bench_conv.json" "$cv_time" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+parts = [f"{k} {v:.2f}" if v else f"{k} -" for k, v in r["geomean_ratio"].items()]
+line = "kgraph/cuDNN geomean (ResNet-50, batch 64): " + ", ".join(parts)
+uns = sum(1 for s in r["skipped"] if s["status"] == "unsupported")
+timed = sum(1 for x in r["rows"] if "error" not in x)
+line += f"; {timed} timed, {uns} unsupported"
+if r["wrong"]:
+    line += f", WRONG: {' '.join(r['wrong'])}"
+line += f" ({sys.argv[2]}s, {r['method']})"
+# Registers/spills of the f16 NHWC kernels: the worst one and the spillers.
+kern = ((r.get("ptxas") or {}).get("kernels") or {})
+regs, spill = [], []
+for name, k in sorted(kern.items()):
+    for fn, f in (k.get("functions") or {}).items():
+        regs.append(f.get("registers") or 0)
+        if f.get("spill_stores"):
+            spill.append(name.replace("bench_conv_", ""))
+print(line)
+print((f"max {max(regs)} regs; spills in {len(spill)}: {' '.join(spill)}"
+       if regs else "-"))
+PYEOF
+)
+  fi
+  [ $cv_rc -ne 0 ] && cv_line="FAILED (exit $cv_rc, see $LOGS/bench_conv.log): ${cv_line}"
+fi
+
 fail=0
 [ $tests_rc -ne 0 ] && fail=1
 [ "${t_fail:-1}" -ne 0 ] && fail=1
@@ -186,18 +231,23 @@ fail=0
 [ $mc_rc -ne 0 ] && fail=1
 [ $bench_rc -ne 0 ] && fail=1
 [ $mm_rc -ne 0 ] && fail=1
+[ $cv_rc -ne 0 ] && fail=1
 [ "${KGRAPH_STRICT:-0}" = 1 ] && [ "${t_unsup:-0}" -ne 0 ] && fail=1
 
 echo
 echo "================ kgraph GPU check summary ================"
 printf "%-12s %s\n" "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_fail (${tests_time}s, seed $KGRAPH_TEST_SEED)"
-printf "%-12s %s\n" "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed, $t_unsup unsupported (skipped: no code generation)"
+printf "%-12s %s\n" "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed"
+printf "%-12s %s\n" "conv2d" "tests: $t_cv_pass passed, $t_cv_fail failed"
+printf "%-12s %s\n" "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
 printf "%-12s %s\n" "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
 printf "%-12s %s\n" "bench" "$bench_line"
 printf "%-12s %s\n" "bench matmul" "$mm_line"
 printf "%-12s %s\n" "ptxas 4096" "$mm_ptxas"
+printf "%-12s %s\n" "bench conv2d" "$cv_line"
+printf "%-12s %s\n" "ptxas conv" "$cv_ptxas"
 printf "%-12s %s\n" "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
-[ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul cases unsupported)"
+[ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul/conv2d cases unsupported)"
 printf "%-12s %s\n" "result" "$result"
 exit $fail

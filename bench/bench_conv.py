@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""conv2d throughput of kgraph (implicit GEMM) against cuDNN (torch conv2d),
+measured in the same run, plus what limits each kernel (ptxas registers and
+spills, the SASS instruction mix).
+
+Cases come from the "conv_bench" section of the manifest that
+scripts/build-gpu-cases.py writes: the ten ResNet-50 layers of
+../shared/docs/h200-anchors.md at batch 64, in f16 NHWC (cuDNN through
+torch channels_last) and f32 NCHW (cuDNN with TF32 off). Cases kgraph-opt
+has no code generation for (f32 until the fma instruction exists) are
+skipped and listed.
+
+Every kgraph result is checked first against a float64 conv2d
+(test/GPU/conv_ref.py, the bounds loosened 4x): a wrong kernel is not timed
+and fails the run. Timing as bench/bench_matmul.py (triton do_bench, else
+CUDA events); ratios are kgraph / cuDNN throughput, with their geometric
+mean per kind (the issue's target: f16 NHWC >= 0.40).
+
+    python3 bench/bench_conv.py --cases .gpu [--json out.json] [--kinds f16_nhwc]
+    python3 bench/bench_conv.py --cases .gpu --ptxas     # no GPU needed
+
+Writes JSON to --json, else to $OUT/bench_conv.json (bench_conv_ptxas.json
+for --ptxas) when $OUT is set. Exit 1 if a kgraph result is wrong or a case
+failed to compile (status "error").
+"""
+
+import argparse
+import importlib.util
+import math
+import os
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "test", "GPU"))
+
+
+def _load_bench_matmul():
+    spec = importlib.util.spec_from_file_location(
+        "bench_matmul", os.path.join(HERE, "bench_matmul.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BM = _load_bench_matmul()
+KINDS = ("f16_nhwc", "f32_nchw")
+CHECK_SCALE = BM.CHECK_SCALE
+
+
+def layer_str(c):
+    """The anchors' row name: C_in, H=W, C_out, kernel, stride."""
+    g = c["conv"]
+    return (f"{g['c']}, {g['h']}, {g['f']}, {g['kh']}x{g['kw']}, "
+            f"s{g['strides'][0]}")
+
+
+def load_manifest(path):
+    import json
+    if os.path.isdir(path):
+        path = os.path.join(path, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    if "conv_bench" not in manifest:
+        sys.exit(f"error: {path} has no conv_bench section (rebuild it with "
+                 f"scripts/build-gpu-cases.py --suite conv, without --no-bench)")
+    return manifest, os.path.dirname(os.path.abspath(path))
+
+
+def summarize(rows):
+    """{kind: geometric mean of kgraph/cuDNN} (None if nothing measured)."""
+    geo = {}
+    for kind in KINDS:
+        rs = [r["ratio"] for r in rows if r["kind"] == kind and r.get("ratio")]
+        geo[kind] = math.exp(sum(map(math.log, rs)) / len(rs)) if rs else None
+    return geo
+
+
+def cudnn_layout(torch, c, t):
+    """The stored nhwc tensor as torch's channels_last NCHW view (no copy);
+    nchw as is."""
+    if c["conv"]["layout"] == "nhwc":
+        return t.permute(0, 3, 1, 2)
+    return t
+
+
+def bench_case(c, base, timer, dev=None):
+    """One row: correctness of kgraph, then kgraph and cuDNN timings."""
+    import torch
+    import kgraph
+    import conv_ref as CR
+
+    g = c["conv"]
+    kind = c["bench_kind"]
+    row = {"kind": kind, "layer": layer_str(c), "case": c["name"],
+           "flops": c["flops"]}
+    dev = dev or torch.device("cuda")
+    BM.set_tf32(torch, False)
+    torch.backends.cudnn.allow_tf32 = False
+    in_dt = CR.TORCH_DTYPES[c["inputs"][0]["dtype"]]
+    out_dt = CR.TORCH_DTYPES[c["output"]["dtype"]]
+    gen = torch.Generator(device=dev).manual_seed(zlib.crc32(c["name"].encode()))
+    x = (torch.rand(c["inputs"][0]["shape"], device=dev, generator=gen) * 2 - 1).to(in_dt)
+    w = (torch.rand(c["inputs"][1]["shape"], device=dev, generator=gen) * 2 - 1).to(in_dt)
+    out = torch.full(c["output"]["shape"], float("nan"), device=dev, dtype=out_dt)
+
+    prog = kgraph.load(os.path.join(base, c["plan"]))
+    prog.run([x, w], [out])
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    ref, s = CR.reference(c, x, w)
+    err = CR.compare(c, out, ref, s, norm_scale=CHECK_SCALE)
+
+    top, bottom, left, right = g["padding"]
+    symmetric = top == bottom and left == right
+    xc, wc = cudnn_layout(torch, c, x), cudnn_layout(torch, c, w)
+
+    def run_cudnn():
+        xi = xc if symmetric else torch.nn.functional.pad(xc, (left, right, top, bottom))
+        return torch.nn.functional.conv2d(
+            xi, wc, stride=tuple(g["strides"]),
+            padding=(top, left) if symmetric else 0,
+            dilation=tuple(g["dilations"]), groups=g["groups"])
+
+    cud = run_cudnn()
+    cud_stored = cud.permute(0, 2, 3, 1) if g["layout"] == "nhwc" else cud
+    import matmul_ref as MR
+    row["rel_err"] = MR.rel_norm_error(out, ref)
+    row["cudnn_rel_err"] = MR.rel_norm_error(cud_stored, ref)
+    del ref, s, cud, cud_stored
+    if err:
+        row["error"] = f"wrong result: {err}"
+        return row
+
+    def run_kgraph():
+        prog.run([x, w], [out])
+
+    row["kgraph_ms"] = timer(run_kgraph)
+    row["cudnn_ms"] = timer(run_cudnn)
+    row["kgraph_tflops"] = c["flops"] / row["kgraph_ms"] / 1e9
+    row["cudnn_tflops"] = c["flops"] / row["cudnn_ms"] / 1e9
+    row["ratio"] = row["kgraph_tflops"] / row["cudnn_tflops"]
+    del x, w, out
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+    return row
+
+
+def print_rows(rows, method):
+    print(f"\n{'kind':<9} {'layer (C, HW, F, k, s)':<24} {'kgraph ms':>10} "
+          f"{'TFLOP/s':>8} {'cuDNN ms':>9} {'TFLOP/s':>8} {'kg/cuDNN':>8} "
+          f"{'rel err':>9} {'cuDNN err':>9}   ({method})")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['kind']:<9} {r['layer']:<24} FAILED: {r['error'][:160]}")
+            continue
+        print(f"{r['kind']:<9} {r['layer']:<24} {r['kgraph_ms']:10.4f} "
+              f"{r['kgraph_tflops']:8.1f} {r['cudnn_ms']:9.4f} "
+              f"{r['cudnn_tflops']:8.1f} {r['ratio']:8.3f} {r['rel_err']:9.2e} "
+              f"{r['cudnn_rel_err']:9.2e}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", default=os.environ.get("KGRAPH_GPU_CASES",
+                                                      os.path.join(REPO, ".gpu")),
+                    help="manifest.json or its folder (default .gpu)")
+    ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help="comma-separated subset of " + ",".join(KINDS))
+    ap.add_argument("--method", choices=("auto", "do_bench", "events"),
+                    default="auto", help="auto: do_bench if triton is importable")
+    ap.add_argument("--ptxas", action="store_true",
+                    help="only the ptxas/SASS report (no GPU needed)")
+    ap.add_argument("--no-ptxas", action="store_true",
+                    help="leave the ptxas/SASS report out of the GPU run")
+    ap.add_argument("--arch", default=None,
+                    help="ptxas -arch (default: the manifest's target)")
+    args = ap.parse_args(argv)
+
+    kinds = [k for k in args.kinds.split(",") if k]
+    bad = set(kinds) - set(KINDS)
+    if bad:
+        ap.error(f"unknown kinds {sorted(bad)} (expected some of {KINDS})")
+    manifest, base = load_manifest(args.cases)
+    cases = [c for c in manifest["conv_bench"] if c["bench_kind"] in kinds]
+    arch = args.arch or manifest.get("target", "sm_90a")
+    skipped = [{"case": c["name"], "kind": c["bench_kind"], "layer": layer_str(c),
+                "status": c.get("status"),
+                "reason": c.get("reason") or c.get("error")}
+               for c in cases if c.get("status") != "ok"]
+    errors = [s for s in skipped if s["status"] != "unsupported"]
+
+    report = None
+    if args.ptxas or not args.no_ptxas:
+        report = BM.ptxas_report(cases, base, arch)
+        BM.print_ptxas_report(report)
+    if args.ptxas:
+        _print_skipped(skipped)
+        BM.write_json({"target": manifest.get("target"), "ptxas": report,
+                       "skipped": skipped}, args.json, "bench_conv_ptxas.json")
+        return 1 if errors or any("error" in r for r in report["kernels"].values()) \
+            else 0
+
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("error: no CUDA GPU available (use --ptxas for the report "
+                 "that needs none)")
+    method = args.method
+    if method == "auto":
+        try:
+            import triton.testing  # noqa: F401
+            method = "do_bench"
+        except ImportError:
+            method = "events"
+    timer = BM.time_do_bench if method == "do_bench" else BM.time_events
+
+    rows = []
+    for c in cases:
+        if c.get("status") != "ok":
+            continue
+        r = bench_case(c, base, timer)
+        rows.append(r)
+        if "error" in r:
+            print(f"FAILED {c['name']}: {r['error']}", flush=True)
+        else:
+            print(f"{r['kind']:<9} {r['layer']:<24} kgraph {r['kgraph_tflops']:7.1f}"
+                  f" cuDNN {r['cudnn_tflops']:7.1f} TFLOP/s  ratio "
+                  f"{r['ratio']:.3f}", flush=True)
+    print(f"\n{torch.cuda.get_device_name()}  target {manifest.get('target')}  "
+          f"torch {torch.__version__}")
+    print_rows(rows, method)
+    _print_skipped(skipped)
+    geo = summarize(rows)
+    print("kgraph / cuDNN geometric mean: " + ", ".join(
+        f"{k} {v:.3f}" if v else f"{k} -" for k, v in geo.items()))
+    wrong = [r for r in rows if "error" in r]
+    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+              "target": manifest.get("target"), "method": method,
+              "rows": rows, "skipped": skipped, "geomean_ratio": geo,
+              "wrong": [r["case"] for r in wrong], "ptxas": report}
+    BM.write_json(result, args.json, "bench_conv.json")
+    return 1 if wrong or errors else 0
+
+
+def _print_skipped(skipped):
+    if not skipped:
+        return
+    print(f"\nskipped {len(skipped)} case(s):")
+    for s in skipped:
+        reason = (s["reason"] or "").strip().splitlines()
+        print(f"  {s['kind']:<9} {s['layer']:<24} {s['status']}: "
+              f"{reason[0] if reason else ''}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
