@@ -177,7 +177,7 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   std::string whyNot;
   if (!createWarpMma(p, config, &whyNot))
     return op->emitOpError(whyNot);
-  if (!llvm::isa<FloatType>(p.cType))
+  if (!llvm::isa<FloatType>(p.cType) && p.cType != p.accType)
     return op->emitOpError("result type ") << p.cType << " is not supported";
   int64_t lw = config.getLoadWidth();
   auto checkOperand = [&](StringRef name, StringRef what, int64_t cols,

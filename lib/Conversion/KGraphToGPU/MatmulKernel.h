@@ -92,15 +92,15 @@ public:
                                   Value bTile, Value stage, Value warpRow,
                                   Value warpCol, Value lane, int64_t kOffset,
                                   ArrayRef<Value> acc) = 0;
-  /// For accumulator value `i`, element (h, e) of its vector<2x2xT>: the
-  /// (row, col) inside the warp tile, as a function of the lane.
+  /// For accumulator value `i`, element (h, e) of its vector<R x C x T>: the
+  /// (row, col) inside the warp tile, as a function of the lane. Elements
+  /// (h, 0 .. C) are consecutive columns of one row.
   virtual std::pair<Value, Value> elementCoords(IndexMath &im, Value lane,
                                                 int64_t i, int64_t h,
                                                 int64_t e) = 0;
   virtual int64_t numAccumulators() const = 0;
 };
 
-/// mma.sync.m16n8k16 for f16/bf16 operands, fragments through ldmatrix.
 /// The instruction `config` asks for, for problem `p`; nullptr with the
 /// reason in `whyNot` when kgraph has no implementation of it.
 std::unique_ptr<WarpMma> createWarpMma(const GemmProblem &p,
