@@ -649,9 +649,8 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
   }
   if (config.getInstruction() == MmaKind::mma_sync && sameOperands &&
       shape.size() == 3 && shape[0] == 16 && shape[1] == 8) {
-    if (wm % 16 != 0 || wn % 8 != 0)
-      return fail("mma_sync needs a warp tile divisible by 16 x 8; warp tile "
-                  "is " + Twine(wm) + " x " + Twine(wn));
+    // The warp tile is a multiple of the instruction shape (verified by
+    // MatmulConfigAttr).
     if (((shape[2] == 16 && (p.aType.isF16() || p.aType.isBF16())) ||
          (shape[2] == 8 && p.aType.isF16())) &&
         p.accType.isF32())
