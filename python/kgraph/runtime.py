@@ -204,7 +204,11 @@ class Program:
                 fns = []
                 for k in self.plan.kernels:
                     fn = drv.get_function(module, k.name)
-                    if k.shared_bytes > _driver.DEFAULT_DYNAMIC_SMEM_LIMIT:
+                    # Raise the dynamic limit for every kernel that uses
+                    # dynamic shared memory: the default (48 KiB minus the
+                    # kernel's static shared memory) can be too small even
+                    # at exactly 48 KiB.
+                    if k.shared_bytes > 0:
                         drv.set_max_dynamic_smem(fn, k.shared_bytes)
                     fns.append(fn)
                 self._functions[ordinal] = fns

@@ -261,6 +261,17 @@ def test_large_shared_memory_raises_limit(fake_cuda, plan_dict, write_plan):
     assert "smem=102400" in fake_cuda.fake_launch(1).decode()
 
 
+def test_any_dynamic_shared_memory_sets_limit(fake_cuda, plan_dict, write_plan):
+    # Kernels carry a little static shared memory beside the dynamic part, so
+    # the default limit (48 KiB minus static) can be too small at 48 KiB: the
+    # runtime sets the limit for every kernel that uses dynamic memory.
+    plan_dict["kernels"][1]["shared_bytes"] = 4096
+    prog = kgraph.load(write_plan(plan_dict))
+    np.testing.assert_array_equal(prog(A, B), B - A)
+    assert fake_cuda.fake_smem_limit(b"fake_add_f32") == 4096
+    assert fake_cuda.fake_smem_limit(b"fake_neg_f32") == 48 * 1024
+
+
 def test_unknown_kernel_name(fake_cuda, plan_dict, write_plan):
     plan_dict["kernels"][1]["name"] = "not_in_ptx"
     prog = kgraph.load(write_plan(plan_dict))
