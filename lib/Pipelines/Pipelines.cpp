@@ -55,6 +55,7 @@ static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
+  gpuPm.addPass(createKGraphLegalizeVectors());
   gpuPm.addPass(createSCFToControlFlowPass());
   gpuPm.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;

@@ -133,6 +133,9 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
 
   MLIRContext context(registry);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+  // Diagnostics point at the user's source; a dump of the (possibly huge)
+  // lowered module after each one helps nobody reading them.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);

@@ -51,4 +51,28 @@ def KGraphLowerToGPU : Pass<"kgraph-lower-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def KGraphLegalizeVectors : Pass<"kgraph-legalize-vectors"> {
+  let summary = "Lower n-D vector shape ops in kernels to what the LLVM conversion handles";
+  let description = [{
+    Kernels keep mma fragments in 2-D vectors. Canonicalization turns some of
+    the row moves on them into `vector.broadcast` and `vector.shape_cast`,
+    which the vector-to-LLVM conversion run by `convert-gpu-to-nvvm` does not
+    lower on n-D types. This pass applies the upstream progressive lowering
+    patterns for broadcast, shape_cast, strided slices, bitcast and
+    transpose, so only 1-D vectors and arrays of them reach the conversion.
+    `kgraph-gpu-to-nvvm` runs it on `gpu.module` first.
+
+    Before:
+    ```mlir
+    %b = vector.broadcast %row : vector<2xf16> to vector<1x2xf16>
+    ```
+    After:
+    ```mlir
+    %p = ub.poison : vector<1x2xf16>
+    %b = vector.insert %row, %p [0] : vector<2xf16> into vector<1x2xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::ub::UBDialect"];
+}
+
 #endif // KGRAPH_CONVERSION_PASSES_TD

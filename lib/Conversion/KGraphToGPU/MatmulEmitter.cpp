@@ -7,8 +7,11 @@
 //   - the instruction (WarpMma): how a warp loads its fragments from shared
 //     memory, multiplies them into its accumulators, and which output
 //     element each accumulator register holds.
-// Only mma.sync m16n8k16 (f16, bf16) exists so far; fma, tf32, i8 and wgmma
-// plug in as further WarpMma implementations.
+// WarpMma.cpp has SIMT fma and mma.sync (f16/bf16 k16 and k8, tf32, s8);
+// wgmma would plug in as another implementation. Without cp.async (sm_70,
+// sm_75, or rows not 4-byte aligned) the stages are filled by synchronous
+// copies; the loop is the same, and the barrier at the top of each k step
+// orders the writes of a stage before its reads.
 //
 // The same kernel computes kgraph.conv2d as an implicit GEMM (see
 // MatmulProblem in MatmulTiling.h): one GEMM per group (grid z),
@@ -215,10 +218,6 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
     return op->emitOpError("needs ")
            << smem << " bytes of shared memory; " << target->name
            << " allows " << target->sharedMemPerBlock << " per block";
-  if (target && config.getStages() > 1 && !target->hasCpAsync)
-    return op->emitOpError("uses ")
-           << config.getStages() << " pipeline stages, which need cp.async; "
-           << target->name << " has none (use stages = 1)";
   return success();
 }
 

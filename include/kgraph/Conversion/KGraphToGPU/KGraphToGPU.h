@@ -47,6 +47,10 @@ mlir::LogicalResult emitElementwiseKernel(FusedOp group,
 
 struct SMTarget;
 
+/// Patterns of kgraph-legalize-vectors: upstream lowerings of n-D
+/// broadcast, shape_cast, bitcast, transpose and strided slices.
+void populateLegalizeVectorsPatterns(mlir::RewritePatternSet &patterns);
+
 /// Returns failure (with a diagnostic) unless `group` is one kgraph.matmul
 /// or kgraph.conv2d (an implicit GEMM) that the GEMM emitter can compile
 /// with `config` (for `target`, if given).
