@@ -10,7 +10,7 @@ out=$build/examples
 mkdir -p "$out"
 ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 echo
-for example in "$root"/examples/elementwise/*.mlir; do
+for example in "$root"/examples/*/*.mlir; do
   name=$(basename "$example" .mlir)
   for target in sm_80 sm_90a; do
     ptx=$out/$name.$target.ptx
