@@ -2,7 +2,6 @@
 on the CPU with a stand-in kgraph program (a correct one is timed, a wrong
 one is reported and not timed). Needs torch, no GPU."""
 
-import importlib.util
 import math
 import os
 import sys
@@ -12,20 +11,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import conv_ref as CR  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+import gpu_harness as H  # noqa: E402
+from gpu_harness import REPO  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 import conv_cases as CC  # noqa: E402
 
 
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BC = _load("bench_conv", os.path.join(REPO, "bench", "bench_conv.py"))
+BC = H.load_module("bench_conv", "bench/bench_conv.py")
 
 
 def _small_case(layout="nchw"):

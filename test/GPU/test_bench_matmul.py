@@ -3,24 +3,15 @@ parsers, the --ptxas report (with the real ptxas where it exists), case
 selection, rotation and the summary. No GPU needed.
 """
 
-import importlib.util
 import json
-import os
 
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+import gpu_harness as H  # noqa: E402
 
 
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-B = _load("bench_matmul", os.path.join(REPO, "bench", "bench_matmul.py"))
-GEN = _load("build_gpu_cases_bm", os.path.join(REPO, "scripts", "build-gpu-cases.py"))
+B = H.load_module("bench_matmul", "bench/bench_matmul.py")
+GEN = H.load_case_generator("build_gpu_cases_bm")
 BENCH = [c.manifest() for c in GEN.matmul_cases.bench_cases()]
 
 PTXAS_V = """\

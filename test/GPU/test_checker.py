@@ -3,27 +3,15 @@ case's inputs and float64 reference are well formed, the reference passes its
 own comparison, and poisoned or perturbed outputs fail it. Needs torch, no GPU.
 """
 
-import importlib.util
-import os
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import elementwise_ref as R  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def _generator_module():
-    spec = importlib.util.spec_from_file_location(
-        "build_gpu_cases", os.path.join(REPO, "scripts", "build-gpu-cases.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import gpu_harness as H  # noqa: E402
 
 
-GEN = _generator_module()
+GEN = H.load_case_generator("build_gpu_cases")
 CASES = [c.manifest() for c in GEN.all_cases()]
 
 

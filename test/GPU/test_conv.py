@@ -15,19 +15,14 @@ message; cases that failed to compile otherwise fail.
 
 import os
 
-import pytest
-
 import conv_ref as CR
-from test_matmul import GUARD, _bytes, _poisoned_output
+import gpu_harness as H
+from test_matmul import GUARD
 
 
 def test_conv(conv_case, seed, cases_dir, request):
     case = conv_case
-    status = case.get("status")
-    if status == "unsupported":
-        pytest.skip(f"unsupported by kgraph-opt: {case.get('reason')}")
-    if status != "ok":
-        pytest.fail(f"{case['name']} did not compile: {case.get('error')}")
+    H.skip_or_fail_uncompiled(case)
     gpu = request.getfixturevalue("gpu")
     import torch
     import kgraph
@@ -37,23 +32,7 @@ def test_conv(conv_case, seed, cases_dir, request):
     x, w = CR.make_inputs(case, gen)
     ref, s = CR.reference(case, x, w)
     dev_inputs = [x.to(gpu), w.to(gpu)]
-    before = [_bytes(t) for t in dev_inputs]
-
-    spec = case["output"]
-    results = []
-    for poison in CR.POISON[spec["dtype"]]:
-        out, buf = _poisoned_output(spec, poison, gpu)
-        guard_before = _bytes(buf[-GUARD:])
-        prog.run(dev_inputs, [out])
-        torch.cuda.synchronize(gpu)
-        assert torch.equal(_bytes(buf[-GUARD:]), guard_before), (
-            f"{case['name']}: the kernel wrote past the end of its output")
-        err = CR.compare(case, out.cpu(), ref, s)
-        assert err is None, f"{case['name']} (seed {seed}): {err}"
-        results.append(_bytes(out))
-    for r in results[1:]:
-        assert torch.equal(r, results[0]), (
-            f"{case['name']}: results differ between runs with different "
-            f"poison values: some elements are not written")
-    for i, (t, bb) in enumerate(zip(dev_inputs, before)):
-        assert torch.equal(_bytes(t), bb), f"{case['name']}: input {i} was modified"
+    H.run_with_poison(case, prog, dev_inputs, gpu, seed,
+                      poisons=CR.POISON[case["output"]["dtype"]], guard=GUARD,
+                      torch_dtypes=CR.TORCH_DTYPES,
+                      compare=lambda out: CR.compare(case, out, ref, s))

@@ -6,26 +6,15 @@ what a correct kernel may return and rejects the usual implicit-GEMM bugs.
 Needs torch, no GPU.
 """
 
-import importlib.util
-import os
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import conv_ref as CR  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import gpu_harness as H  # noqa: E402
 
 
-GEN = _load("build_gpu_cases_conv", os.path.join(REPO, "scripts", "build-gpu-cases.py"))
+GEN = H.load_case_generator("build_gpu_cases_conv")
 CC = GEN.conv_cases
 CASES = [c.manifest() for c in CC.all_cases()]
 BY_NAME = {c["name"]: c for c in CASES}

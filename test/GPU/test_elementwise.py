@@ -13,33 +13,11 @@ import os
 import pytest
 
 import elementwise_ref as R
+import gpu_harness as H
 
 #: Elements of poison after each output: a kernel writing past its end
 #: changes them.
 GUARD = 64
-
-
-def _poisoned_output(spec, poison, device):
-    """An output tensor of ``spec`` followed by GUARD guard elements, all set
-    to ``poison``. Returns (output view, whole buffer)."""
-    import torch
-    numel = 1
-    for d in spec["shape"]:
-        numel *= d
-    dt = spec["dtype"]
-    if dt == "i1":
-        buf = torch.full((numel + GUARD,), poison, dtype=torch.uint8, device=device)
-        out = buf[:numel].view(torch.bool)
-    else:
-        buf = torch.full((numel + GUARD,), poison, dtype=R.TORCH_DTYPES[dt],
-                         device=device)
-        out = buf[:numel]
-    return out.view(spec["shape"]), buf
-
-
-def _bytes(t):
-    import torch
-    return t.contiguous().view(torch.uint8).cpu()
 
 
 def test_case(case, gpu, seed, cases_dir):
@@ -53,28 +31,11 @@ def test_case(case, gpu, seed, cases_dir):
     gen = torch.Generator().manual_seed(R.case_seed(seed, case["name"]))
     host_inputs = [R.make_input(spec, gen) for spec in case["inputs"]]
     dev_inputs = [x.to(gpu) for x in host_inputs]
-    before = [_bytes(x) for x in dev_inputs]
     ref = R.reference(case, [R.upcast(x) for x in host_inputs])
-
-    spec = case["output"]
-    results = []
-    for poison in R.POISON[spec["dtype"]]:
-        out, buf = _poisoned_output(spec, poison, gpu)
-        guard_before = _bytes(buf[-GUARD:])
-        prog.run(dev_inputs, [out])
-        torch.cuda.synchronize(gpu)
-        assert torch.equal(_bytes(buf[-GUARD:]), guard_before), (
-            f"{case['name']}: the kernel wrote past the end of its output")
-        err = R.compare(case, out.cpu(), ref)
-        assert err is None, f"{case['name']} (seed {seed}): {err}"
-        results.append(_bytes(out))
-    # With two poisons an unwritten element shows as a difference between runs.
-    for r in results[1:]:
-        assert torch.equal(r, results[0]), (
-            f"{case['name']}: results differ between runs with different "
-            f"poison values: some elements are not written")
-    for i, (x, b) in enumerate(zip(dev_inputs, before)):
-        assert torch.equal(_bytes(x), b), f"{case['name']}: input {i} was modified"
+    H.run_with_poison(case, prog, dev_inputs, gpu, seed,
+                      poisons=R.POISON[case["output"]["dtype"]], guard=GUARD,
+                      torch_dtypes=R.TORCH_DTYPES,
+                      compare=lambda out: R.compare(case, out, ref))
 
 
 def test_call_returns_torch_on_device(gpu, cases_dir, request):

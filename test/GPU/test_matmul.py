@@ -16,8 +16,7 @@ fail. Everything is skipped (with the reason) without a GPU or a manifest.
 
 import os
 
-import pytest
-
+import gpu_harness as H
 import matmul_ref as MR
 
 #: Elements of poison after the output: a kernel writing past its end
@@ -25,31 +24,10 @@ import matmul_ref as MR
 GUARD = 256
 
 
-def _poisoned_output(spec, poison, device):
-    """(output view of ``spec``, whole buffer with GUARD more elements), all
-    set to ``poison``."""
-    import torch
-    numel = 1
-    for d in spec["shape"]:
-        numel *= d
-    buf = torch.full((numel + GUARD,), poison, dtype=MR.TORCH_DTYPES[spec["dtype"]],
-                     device=device)
-    return buf[:numel].view(spec["shape"]), buf
-
-
-def _bytes(t):
-    import torch
-    return t.contiguous().view(torch.uint8).cpu()
-
-
 def test_matmul(matmul_case, seed, cases_dir, request):
     case = matmul_case
-    status = case.get("status")
     # Before asking for the GPU: the reason shows on machines without one too.
-    if status == "unsupported":
-        pytest.skip(f"unsupported by kgraph-opt: {case.get('reason')}")
-    if status != "ok":
-        pytest.fail(f"{case['name']} did not compile: {case.get('error')}")
+    H.skip_or_fail_uncompiled(case)
     gpu = request.getfixturevalue("gpu")
     import torch
     import kgraph
@@ -60,25 +38,8 @@ def test_matmul(matmul_case, seed, cases_dir, request):
     a, b = MR.make_inputs(case, gen)
     ref, s = MR.reference(case, a, b)
     dev_inputs = [a.to(gpu), b.to(gpu)]
-    before = [_bytes(x) for x in dev_inputs]
-
-    spec = case["output"]
-    results = []
-    for poison in MR.POISON[spec["dtype"]]:
-        out, buf = _poisoned_output(spec, poison, gpu)
-        guard_before = _bytes(buf[-GUARD:])
-        prog.run(dev_inputs, [out])
-        torch.cuda.synchronize(gpu)
-        assert torch.equal(_bytes(buf[-GUARD:]), guard_before), (
-            f"{case['name']}: the kernel wrote past the end of its output")
-        err = MR.compare(case, out.cpu(), ref, s)
-        assert err is None, f"{case['name']} (seed {seed}): {err}"
-        results.append(_bytes(out))
-    # With two poisons an unwritten element shows as a difference between runs.
-    for r in results[1:]:
-        assert torch.equal(r, results[0]), (
-            f"{case['name']}: results differ between runs with different "
-            f"poison values: some elements are not written (or the kernel is "
-            f"not deterministic)")
-    for i, (x, bb) in enumerate(zip(dev_inputs, before)):
-        assert torch.equal(_bytes(x), bb), f"{case['name']}: input {i} was modified"
+    H.run_with_poison(case, prog, dev_inputs, gpu, seed,
+                      poisons=MR.POISON[case["output"]["dtype"]], guard=GUARD,
+                      torch_dtypes=MR.TORCH_DTYPES,
+                      compare=lambda out: MR.compare(case, out, ref, s),
+                      unwritten=H.UNWRITTEN + " (or the kernel is not deterministic)")

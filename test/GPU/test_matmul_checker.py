@@ -5,9 +5,7 @@ case's float64 reference is well formed and accepts what a correct kernel may
 return, and the checks reject the usual GEMM bugs. Needs torch, no GPU.
 """
 
-import importlib.util
 import json
-import os
 import re
 import stat
 import sys
@@ -17,18 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import matmul_ref as MR  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import gpu_harness as H  # noqa: E402
 
 
-GEN = _load("build_gpu_cases_mm", os.path.join(REPO, "scripts", "build-gpu-cases.py"))
+GEN = H.load_case_generator("build_gpu_cases_mm")
 MC = GEN.matmul_cases
 CASES = [c.manifest() for c in MC.all_cases()]
 BY_NAME = {c["name"]: c for c in CASES}
