@@ -89,3 +89,67 @@ module attributes {kgraph.target = "sm_80"} {
     return %0#0, %0#1 : tensor<4xf32>, tensor<2x4xf32>
   }
 }
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  // expected-error @+1 {{'func.func' op graph functions must have a single block}}
+  func.func @two_blocks(%a: tensor<8xf32>) -> tensor<8xf32> {
+    cf.br ^bb1
+  ^bb1:
+    return %a : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @foreign_op(%a: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{'tensor.empty' op is not supported in a kgraph graph function}}
+    %e = tensor.empty() : tensor<8xf32>
+    return %e : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @no_results(%a: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{'kgraph.fused' op has no results to compute}}
+    kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<8xf32>) -> () {
+    ^bb0(%x: tensor<8xf32>):
+      kgraph.yield
+    }
+    return %a : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @constant_input(%a: tensor<8xf32>) -> tensor<8xf32> {
+    %c = arith.constant dense<1.0> : tensor<8xf32>
+    // expected-error @+1 {{'kgraph.fused' op reads a value that has no device buffer}}
+    %0 = kgraph.fused (%a, %c) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+    ^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):
+      %r = kgraph.add %x, %y : tensor<8xf32>, tensor<8xf32>
+      kgraph.yield %r : tensor<8xf32>
+    }
+    return %0 : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @matmul_with_epilogue(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
+    // expected-error @+1 {{'kgraph.fused' op a matmul kernel group must hold exactly one}}
+    %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
+    ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+      %m = kgraph.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+      %r = kgraph.relu %m : tensor<64x64xf32>
+      kgraph.yield %r : tensor<64x64xf32>
+    }
+    return %0 : tensor<64x64xf32>
+  }
+}
