@@ -25,29 +25,16 @@ failed to compile (status "error").
 """
 
 import argparse
-import importlib.util
 import math
 import os
 import sys
 import zlib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, ".."))
-sys.path.insert(0, os.path.join(REPO, "python"))
-sys.path.insert(0, os.path.join(REPO, "test", "GPU"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import CHECK_SCALE  # noqa: E402
 
-
-def _load_bench_matmul():
-    spec = importlib.util.spec_from_file_location(
-        "bench_matmul", os.path.join(HERE, "bench_matmul.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BM = _load_bench_matmul()
 KINDS = ("f16_nhwc", "f32_nchw")
-CHECK_SCALE = BM.CHECK_SCALE
 
 
 def layer_str(c):
@@ -58,15 +45,11 @@ def layer_str(c):
 
 
 def load_manifest(path):
-    import json
-    if os.path.isdir(path):
-        path = os.path.join(path, "manifest.json")
-    with open(path) as f:
-        manifest = json.load(f)
+    manifest, path, base = benchlib.read_manifest(path)
     if "conv_bench" not in manifest:
         sys.exit(f"error: {path} has no conv_bench section (rebuild it with "
                  f"scripts/build-gpu-cases.py --suite conv, without --no-bench)")
-    return manifest, os.path.dirname(os.path.abspath(path))
+    return manifest, base
 
 
 def summarize(rows):
@@ -97,7 +80,7 @@ def bench_case(c, base, timer, dev=None):
     row = {"kind": kind, "layer": layer_str(c), "case": c["name"],
            "flops": c["flops"]}
     dev = dev or torch.device("cuda")
-    BM.set_tf32(torch, False)
+    benchlib.set_tf32(torch, False)
     torch.backends.cudnn.allow_tf32 = False
     in_dt = CR.TORCH_DTYPES[c["inputs"][0]["dtype"]]
     out_dt = CR.TORCH_DTYPES[c["output"]["dtype"]]
@@ -137,11 +120,7 @@ def bench_case(c, base, timer, dev=None):
     def run_kgraph():
         prog.run([x, w], [out])
 
-    row["kgraph_ms"] = timer(run_kgraph)
-    row["cudnn_ms"] = timer(run_cudnn)
-    row["kgraph_tflops"] = c["flops"] / row["kgraph_ms"] / 1e9
-    row["cudnn_tflops"] = c["flops"] / row["cudnn_ms"] / 1e9
-    row["ratio"] = row["kgraph_tflops"] / row["cudnn_tflops"]
+    benchlib.time_against(row, c["flops"], timer, run_kgraph, "cudnn", run_cudnn)
     del x, w, out
     if dev.type == "cuda":
         torch.cuda.empty_cache()
@@ -164,73 +143,33 @@ def print_rows(rows, method):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default=os.environ.get("KGRAPH_GPU_CASES",
-                                                      os.path.join(REPO, ".gpu")),
-                    help="manifest.json or its folder (default .gpu)")
-    ap.add_argument("--json", default=None, help="write the results here")
-    ap.add_argument("--kinds", default=",".join(KINDS),
-                    help="comma-separated subset of " + ",".join(KINDS))
-    ap.add_argument("--method", choices=("auto", "do_bench", "events"),
-                    default="auto", help="auto: do_bench if triton is importable")
-    ap.add_argument("--ptxas", action="store_true",
-                    help="only the ptxas/SASS report (no GPU needed)")
-    ap.add_argument("--no-ptxas", action="store_true",
-                    help="leave the ptxas/SASS report out of the GPU run")
-    ap.add_argument("--arch", default=None,
-                    help="ptxas -arch (default: the manifest's target)")
+    benchlib.add_cases_args(ap)
+    benchlib.add_kinds_arg(ap, KINDS, "comma-separated subset of " + ",".join(KINDS))
+    benchlib.add_method_ptxas_args(ap)
     args = ap.parse_args(argv)
 
-    kinds = [k for k in args.kinds.split(",") if k]
-    bad = set(kinds) - set(KINDS)
-    if bad:
-        ap.error(f"unknown kinds {sorted(bad)} (expected some of {KINDS})")
+    kinds = benchlib.parse_kinds(ap, args, KINDS)
     manifest, base = load_manifest(args.cases)
     cases = [c for c in manifest["conv_bench"] if c["bench_kind"] in kinds]
-    arch = args.arch or manifest.get("target", "sm_90a")
-    skipped = [{"case": c["name"], "kind": c["bench_kind"], "layer": layer_str(c),
-                "status": c.get("status"),
-                "reason": c.get("reason") or c.get("error")}
-               for c in cases if c.get("status") != "ok"]
+    skipped = benchlib.skipped_cases(cases, "layer", layer_str)
     errors = [s for s in skipped if s["status"] != "unsupported"]
 
-    report = None
-    if args.ptxas or not args.no_ptxas:
-        report = BM.ptxas_report(cases, base, arch)
-        BM.print_ptxas_report(report)
-    if args.ptxas:
-        _print_skipped(skipped)
-        BM.write_json({"target": manifest.get("target"), "ptxas": report,
-                       "skipped": skipped}, args.json, "bench_conv_ptxas.json")
-        return 1 if errors or any("error" in r for r in report["kernels"].values()) \
-            else 0
+    report, rc = benchlib.ptxas_step(args, manifest, cases, base, _print_skipped,
+                                     skipped, errors, "bench_conv_ptxas.json")
+    if rc is not None:
+        return rc
 
     import torch
-    if not torch.cuda.is_available():
-        sys.exit("error: no CUDA GPU available (use --ptxas for the report "
-                 "that needs none)")
-    method = args.method
-    if method == "auto":
-        try:
-            import triton.testing  # noqa: F401
-            method = "do_bench"
-        except ImportError:
-            method = "events"
-    timer = BM.time_do_bench if method == "do_bench" else BM.time_events
+    benchlib.require_gpu(torch)
+    method = benchlib.resolve_method(args.method)
+    timer = benchlib.timer_of(method)
 
-    rows = []
-    for c in cases:
-        if c.get("status") != "ok":
-            continue
-        r = bench_case(c, base, timer)
-        rows.append(r)
-        if "error" in r:
-            print(f"FAILED {c['name']}: {r['error']}", flush=True)
-        else:
-            print(f"{r['kind']:<9} {r['layer']:<24} kgraph {r['kgraph_tflops']:7.1f}"
-                  f" cuDNN {r['cudnn_tflops']:7.1f} TFLOP/s  ratio "
-                  f"{r['ratio']:.3f}", flush=True)
-    print(f"\n{torch.cuda.get_device_name()}  target {manifest.get('target')}  "
-          f"torch {torch.__version__}")
+    rows = benchlib.bench_rows(
+        cases, lambda c: bench_case(c, base, timer),
+        lambda r: (f"{r['kind']:<9} {r['layer']:<24} kgraph {r['kgraph_tflops']:7.1f}"
+                   f" cuDNN {r['cudnn_tflops']:7.1f} TFLOP/s  ratio "
+                   f"{r['ratio']:.3f}"))
+    benchlib.print_device(torch, manifest)
     print_rows(rows, method)
     _print_skipped(skipped)
     geo = summarize(rows)
@@ -241,7 +180,7 @@ def main(argv=None):
               "target": manifest.get("target"), "method": method,
               "rows": rows, "skipped": skipped, "geomean_ratio": geo,
               "wrong": [r["case"] for r in wrong], "ptxas": report}
-    BM.write_json(result, args.json, "bench_conv.json")
+    benchlib.write_json(result, args.json, "bench_conv.json")
     return 1 if wrong or errors else 0
 
 

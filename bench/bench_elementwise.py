@@ -19,44 +19,21 @@ Writes JSON to --json, else to $OUT/bench_elementwise.json when $OUT is set.
 """
 
 import argparse
-import json
 import os
-import statistics
 import sys
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "python"))
-
-
-def time_events(fn, warmup, inner, trials):
-    import torch
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(inner):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / inner)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import time_events  # noqa: E402
 
 
 def time_do_bench(fn, warmup, inner, trials):
-    from triton.testing import do_bench
-    return do_bench(fn, warmup=25, rep=200, return_mode="median")
+    return benchlib.time_do_bench(fn, rep=200)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default=os.environ.get("KGRAPH_GPU_CASES",
-                                                      os.path.join(REPO, ".gpu")),
-                    help="manifest.json or its folder (default .gpu)")
-    ap.add_argument("--json", default=None, help="write the results here")
+    benchlib.add_cases_args(ap)
     ap.add_argument("--method", choices=("events", "do_bench"), default="events")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--inner", type=int, default=20)
@@ -66,12 +43,7 @@ def main(argv=None):
     import torch
     import kgraph
 
-    path = args.cases
-    if os.path.isdir(path):
-        path = os.path.join(path, "manifest.json")
-    with open(path) as f:
-        manifest = json.load(f)
-    base = os.path.dirname(os.path.abspath(path))
+    manifest, path, base = benchlib.read_manifest(args.cases)
     benches = {c["op"]: c for c in manifest.get("bench", [])}
     missing = {"add", "exp"} - set(benches)
     if missing:
@@ -140,13 +112,7 @@ def main(argv=None):
               "exp_frac_copy": by["exp kgraph"]["frac_copy"],
               "add_vs_torch": by["add kgraph"]["vs_torch"],
               "exp_vs_torch": by["exp kgraph"]["vs_torch"]}
-    out = args.json
-    if out is None and os.environ.get("OUT"):
-        out = os.path.join(os.environ["OUT"], "bench_elementwise.json")
-    if out:
-        with open(out, "w") as f:
-            json.dump(result, f, indent=1)
-        print(f"wrote {out}")
+    benchlib.write_json(result, args.json, "bench_elementwise.json")
     return 0
 
 

@@ -17,7 +17,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from bench_elementwise import time_events  # noqa: E402
+from benchlib import time_events  # noqa: E402
 
 
 def main(folder):
