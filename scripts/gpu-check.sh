@@ -114,7 +114,84 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   if [ "$m_pass" -eq 0 ] && [ $mc_rc -eq 0 ]; then mc_rc=1; fi  # nothing ran
 fi
 
+# bench_summary matmul|conv JSON SECONDS -> two lines: the summary of
+# bench/bench_<name>.py's JSON (kgraph against cuBLAS/cuDNN, timed,
+# unsupported and wrong cases) and its ptxas line.
+bench_summary() {
+  $PY - "$@" <<'PYEOF'
+import json, sys
+name, path, secs = sys.argv[1:4]
+r = json.load(open(path))
+if name == "matmul":
+    ratios, title = r["ratio_4096"], "kgraph/cuBLAS at 4096^3: "
+else:
+    ratios, title = r["geomean_ratio"], "kgraph/cuDNN geomean (ResNet-50, batch 64): "
+parts = [f"{k} {v:.2f}" if v else f"{k} -" for k, v in ratios.items()]
+line = title + ", ".join(parts)
+uns = sum(1 for s in r["skipped"] if s["status"] == "unsupported")
+timed = sum(1 for x in r["rows"] if "error" not in x)
+line += f"; {timed} timed, {uns} unsupported"
+if r["wrong"]:
+    line += f", WRONG: {' '.join(r['wrong'])}"
+line += f" ({secs}s, {r['method']})"
+print(line)
+kern = ((r.get("ptxas") or {}).get("kernels") or {})
+if name == "matmul":
+    # ptxas of the 4096^3 kernels: registers, spills, and key SASS counts.
+    ptx = []
+    for case, k in sorted(kern.items()):
+        if "_4096x4096x4096" not in case:
+            continue
+        kind = case.split("_")[2]
+        if "error" in k:
+            ptx.append(f"{kind}: ptxas failed")
+            continue
+        for fn, f in k["functions"].items():
+            s = f"{kind} {f.get('registers')}r {f.get('spill_stores')}/{f.get('spill_loads')}sp"
+            sass = f.get("sass")
+            if sass:
+                s += " " + " ".join(f"{op}{sass[op]}" for op in
+                                    ("HMMA", "LDSM", "LDGSTS", "FFMA", "LDL", "STL")
+                                    if sass[op])
+            ptx.append(s)
+    print("; ".join(ptx) or "-")
+else:
+    # Registers/spills of the f16 NHWC kernels: the worst one and the spillers.
+    regs, spill = [], []
+    for case, k in sorted(kern.items()):
+        for fn, f in (k.get("functions") or {}).items():
+            regs.append(f.get("registers") or 0)
+            if f.get("spill_stores"):
+                spill.append(case.replace("bench_conv_", ""))
+    print((f"max {max(regs)} regs; spills in {len(spill)}: {' '.join(spill)}"
+           if regs else "-"))
+PYEOF
+}
+
+# gemm_bench NAME TITLE EXTRA_ARGS: runs bench/bench_NAME.py (matmul, conv)
+# with its JSON and log in $LOGS; sets gb_rc (its exit code), gb_line and
+# gb_ptxas (bench_summary's lines; "skipped" and "-" without a JSON).
+gemm_bench() {
+  local name=$1 title=$2 extra=$3 start secs
+  echo
+  echo "== $title (bench/bench_$name.py)"
+  start=$SECONDS
+  rm -f "$LOGS/bench_$name.json"
+  # shellcheck disable=SC2086
+  $PY "bench/bench_$name.py" --cases "$CASES" --json "$LOGS/bench_$name.json" \
+    $extra 2>&1 | tee "$LOGS/bench_$name.log"
+  gb_rc=$?
+  secs=$((SECONDS - start))
+  gb_line="skipped"; gb_ptxas="-"
+  if [ -f "$LOGS/bench_$name.json" ]; then
+    { read -r gb_line; read -r gb_ptxas; } < <(bench_summary "$name" "$LOGS/bench_$name.json" "$secs")
+  fi
+  [ $gb_rc -ne 0 ] && gb_line="FAILED (exit $gb_rc, see $LOGS/bench_$name.log): ${gb_line}"
+}
+
 bench_rc=0; bench_line="skipped"
+mm_rc=0; mm_line="skipped"; mm_ptxas="-"
+cv_rc=0; cv_line="skipped"; cv_ptxas="-"
 if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
   echo
   echo "== benchmark (bench/bench_elementwise.py)"
@@ -132,122 +209,39 @@ PYEOF
   else
     bench_line="FAILED (see $LOGS/bench.log)"
   fi
-fi
 
-mm_rc=0; mm_line="skipped"; mm_ptxas="-"
-if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
-  echo
-  echo "== matmul benchmark against cuBLAS (bench/bench_matmul.py)"
-  start=$SECONDS
-  rm -f "$LOGS/bench_matmul.json"
-  # shellcheck disable=SC2086
-  $PY bench/bench_matmul.py --cases "$CASES" --json "$LOGS/bench_matmul.json" \
-    ${KGRAPH_BENCH_MATMUL_ARGS:-} 2>&1 | tee "$LOGS/bench_matmul.log"
-  mm_rc=$?
-  mm_time=$((SECONDS - start))
-  if [ -f "$LOGS/bench_matmul.json" ]; then
-    { read -r mm_line; read -r mm_ptxas; } < <($PY - "$LOGS/bench_matmul.json" "$mm_time" <<'PYEOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-parts = [f"{k} {v:.2f}" if v else f"{k} -" for k, v in r["ratio_4096"].items()]
-line = "kgraph/cuBLAS at 4096^3: " + ", ".join(parts)
-uns = sum(1 for s in r["skipped"] if s["status"] == "unsupported")
-timed = sum(1 for x in r["rows"] if "error" not in x)
-line += f"; {timed} timed, {uns} unsupported"
-if r["wrong"]:
-    line += f", WRONG: {' '.join(r['wrong'])}"
-line += f" ({sys.argv[2]}s, {r['method']})"
-# ptxas of the 4096^3 kernels: registers, spills, and key SASS counts.
-ptx = []
-for name, k in sorted(((r.get("ptxas") or {}).get("kernels") or {}).items()):
-    if "_4096x4096x4096" not in name:
-        continue
-    kind = name.split("_")[2]
-    if "error" in k:
-        ptx.append(f"{kind}: ptxas failed")
-        continue
-    for fn, f in k["functions"].items():
-        s = f"{kind} {f.get('registers')}r {f.get('spill_stores')}/{f.get('spill_loads')}sp"
-        sass = f.get("sass")
-        if sass:
-            s += " " + " ".join(f"{op}{sass[op]}" for op in
-                                ("HMMA", "LDSM", "LDGSTS", "FFMA", "LDL", "STL")
-                                if sass[op])
-        ptx.append(s)
-print(line)
-print("; ".join(ptx) or "-")
-PYEOF
-)
-  fi
-  [ $mm_rc -ne 0 ] && mm_line="FAILED (exit $mm_rc, see $LOGS/bench_matmul.log): ${mm_line}"
-fi
+  gemm_bench matmul "matmul benchmark against cuBLAS" "${KGRAPH_BENCH_MATMUL_ARGS:-}"
+  mm_rc=$gb_rc; mm_line=$gb_line; mm_ptxas=$gb_ptxas
 
-cv_rc=0; cv_line="skipped"; cv_ptxas="-"
-if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
-  echo
-  echo "== conv2d benchmark against cuDNN (bench/bench_conv.py)"
-  start=$SECONDS
-  rm -f "$LOGS/bench_conv.json"
-  # shellcheck disable=SC2086
-  $PY bench/bench_conv.py --cases "$CASES" --json "$LOGS/bench_conv.json" \
-    ${KGRAPH_BENCH_CONV_ARGS:-} 2>&1 | tee "$LOGS/bench_conv.log"
-  cv_rc=$?
-  cv_time=$((SECONDS - start))
-  if [ -f "$LOGS/bench_conv.json" ]; then
-    { read -r cv_line; read -r cv_ptxas; } < <($PY - "$LOGS/bench_conv.json" "$cv_time" <<'PYEOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-parts = [f"{k} {v:.2f}" if v else f"{k} -" for k, v in r["geomean_ratio"].items()]
-line = "kgraph/cuDNN geomean (ResNet-50, batch 64): " + ", ".join(parts)
-uns = sum(1 for s in r["skipped"] if s["status"] == "unsupported")
-timed = sum(1 for x in r["rows"] if "error" not in x)
-line += f"; {timed} timed, {uns} unsupported"
-if r["wrong"]:
-    line += f", WRONG: {' '.join(r['wrong'])}"
-line += f" ({sys.argv[2]}s, {r['method']})"
-# Registers/spills of the f16 NHWC kernels: the worst one and the spillers.
-kern = ((r.get("ptxas") or {}).get("kernels") or {})
-regs, spill = [], []
-for name, k in sorted(kern.items()):
-    for fn, f in (k.get("functions") or {}).items():
-        regs.append(f.get("registers") or 0)
-        if f.get("spill_stores"):
-            spill.append(name.replace("bench_conv_", ""))
-print(line)
-print((f"max {max(regs)} regs; spills in {len(spill)}: {' '.join(spill)}"
-       if regs else "-"))
-PYEOF
-)
-  fi
-  [ $cv_rc -ne 0 ] && cv_line="FAILED (exit $cv_rc, see $LOGS/bench_conv.log): ${cv_line}"
+  gemm_bench conv "conv2d benchmark against cuDNN" "${KGRAPH_BENCH_CONV_ARGS:-}"
+  cv_rc=$gb_rc; cv_line=$gb_line; cv_ptxas=$gb_ptxas
 fi
 
 fail=0
-[ $tests_rc -ne 0 ] && fail=1
-[ "${t_fail:-1}" -ne 0 ] && fail=1
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc"; do
+  [ "$rc" -ne 0 ] && fail=1
+done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
 [ "${t_pass:-0}" -eq 0 ] && fail=1
 [ "${t_skip:-0}" -ne 0 ] && fail=1
-[ $mc_rc -ne 0 ] && fail=1
-[ $bench_rc -ne 0 ] && fail=1
-[ $mm_rc -ne 0 ] && fail=1
-[ $cv_rc -ne 0 ] && fail=1
 [ "${KGRAPH_STRICT:-0}" = 1 ] && [ "${t_unsup:-0}" -ne 0 ] && fail=1
 
 echo
 echo "================ kgraph GPU check summary ================"
-printf "%-12s %s\n" "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_fail (${tests_time}s, seed $KGRAPH_TEST_SEED)"
-printf "%-12s %s\n" "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed"
-printf "%-12s %s\n" "conv2d" "tests: $t_cv_pass passed, $t_cv_fail failed"
-printf "%-12s %s\n" "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
-printf "%-12s %s\n" "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
-printf "%-12s %s\n" "bench" "$bench_line"
-printf "%-12s %s\n" "bench matmul" "$mm_line"
-printf "%-12s %s\n" "ptxas 4096" "$mm_ptxas"
-printf "%-12s %s\n" "bench conv2d" "$cv_line"
-printf "%-12s %s\n" "ptxas conv" "$cv_ptxas"
-printf "%-12s %s\n" "logs" "$LOGS"
+# row LABEL TEXT: one summary line.
+row() { printf "%-12s %s\n" "$1" "$2"; }
+row "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_fail (${tests_time}s, seed $KGRAPH_TEST_SEED)"
+row "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed"
+row "conv2d" "tests: $t_cv_pass passed, $t_cv_fail failed"
+row "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
+row "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
+row "bench" "$bench_line"
+row "bench matmul" "$mm_line"
+row "ptxas 4096" "$mm_ptxas"
+row "bench conv2d" "$cv_line"
+row "ptxas conv" "$cv_ptxas"
+row "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
 [ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul/conv2d cases unsupported)"
-printf "%-12s %s\n" "result" "$result"
+row "result" "$result"
 exit $fail
