@@ -99,3 +99,16 @@ func.func @pinned(%a: tensor<2x9x9x16xf16>, %b: tensor<32x3x3x16xf16>) -> tensor
   }
   return %0 : tensor<2x9x9x32xf32>
 }
+
+// -----
+
+// A deep implicit GEMM (K = 3 * 3 * 256 = 2304) amortizes its per-iteration
+// gather and barrier over tile_k = 64 (the conv iteration overhead of the
+// model, calibrated on the H200).
+// CHECK-LABEL: func @deep_k_nhwc_f16(
+// CHECK: tile_k = 64
+// CHECK-SAME: instruction = mma_sync
+func.func @deep_k_nhwc_f16(%x: tensor<64x14x14x256xf16>, %w: tensor<256x3x3x256xf16>) -> tensor<64x14x14x256xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x14x14x256xf16>, tensor<256x3x3x256xf16> -> tensor<64x14x14x256xf16>
+  return %0 : tensor<64x14x14x256xf16>
+}

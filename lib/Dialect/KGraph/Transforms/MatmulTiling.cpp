@@ -342,6 +342,14 @@ static constexpr double kLoneBlockPenalty = 1.1;
 /// barrier, cp.async commit/wait and address updates that the other
 /// resident block does not hide.
 static constexpr double kIterationOverhead = 16;
+/// An implicit-GEMM (conv2d) iteration also advances the im2col gather
+/// (kh, kw, c decomposition of the k offset for every copied chunk) and waits
+/// on copies whose rows are scattered: calibrated on the H200, where the
+/// ResNet-50 layers with K >= 1152 ran 10-40% faster with tile_k = 64 than
+/// with the 16-32 the GEMM overhead picked (bench/RESULTS.md, conv2d
+/// variants). Only measured for tensor-core kernels, so SIMT (fma) convs keep
+/// the GEMM figure.
+static constexpr double kConvIterationOverhead = 64;
 /// Candidates this close to the fastest estimate count as equally fast.
 static constexpr double kTimeTolerance = 0.03;
 
@@ -392,7 +400,10 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
   e.computeCycles =
       paddedFma /
           (numSMs * mathRate(target, t.kind, p.operandType) * saturation) +
-      blocks * double(kIters) * kIterationOverhead / numSMs;
+      blocks * double(kIters) *
+          (p.contiguousRunA && t.kind != MmaKind::fma ? kConvIterationOverhead
+                                                      : kIterationOverhead) /
+          numSMs;
 
   double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;
   double inflight = double(resident) *
