@@ -115,12 +115,8 @@ def reference(case, a, b):
     return ref, torch.matmul(a64.abs(), b64.abs())
 
 
-def _where(shape, flat):
-    idx = []
-    for d in reversed(shape):
-        idx.append(flat % d)
-        flat //= d
-    return tuple(reversed(idx))
+#: The index tuple of a flat index (for the messages).
+_where = R._where
 
 
 def rel_norm_error(out, ref):
