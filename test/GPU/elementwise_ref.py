@@ -108,6 +108,17 @@ def _where(shape, flat_index):
     return tuple(reversed(idx))
 
 
+def exact_mismatch(bad, o, r, shape):
+    """The exact check's message for the elements ``bad`` flags in the flat
+    float64 ``o`` (got) and ``r`` (expected) of ``shape``; None when none."""
+    if not bad.any():
+        return None
+    i = int(bad.nonzero()[0])
+    return (f"{int(bad.sum())}/{o.numel()} element(s) differ (exact "
+            f"check), first at {_where(shape, i)}: got {o[i].item()!r}, "
+            f"expected {r[i].item()!r}")
+
+
 def compare(case, out, ref):
     """None when ``out`` (CPU, output dtype) matches ``ref`` as the case's
     check demands; otherwise a message saying where and by how much."""
@@ -127,13 +138,7 @@ def compare(case, out, ref):
     r = ref.to(torch.float64).flatten()
     nan = torch.isnan(o)
     if case["check"] == "exact" or dt not in FLOAT_TOLERANCE:
-        bad = (o != r) | nan
-        if bad.any():
-            i = int(bad.nonzero()[0])
-            return (f"{int(bad.sum())}/{o.numel()} element(s) differ (exact "
-                    f"check), first at {_where(shape, i)}: got {o[i].item()!r}, "
-                    f"expected {r[i].item()!r}")
-        return None
+        return exact_mismatch((o != r) | nan, o, r, shape)
     norm_tol, rtol, atol = FLOAT_TOLERANCE[dt]
     if nan.any():
         i = int(nan.nonzero()[0])

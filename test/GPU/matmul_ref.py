@@ -146,13 +146,7 @@ def compare(case, out, ref, s, norm_scale=1.0):
                 f"{r[i].item()!r}")
     tol = tolerance(case)
     if tol is None:
-        bad = o != r
-        if bad.any():
-            i = int(bad.nonzero()[0])
-            return (f"{int(bad.sum())}/{o.numel()} element(s) differ (exact "
-                    f"check), first at {_where(shape, i)}: got {o[i].item()!r}, "
-                    f"expected {r[i].item()!r}")
-        return None
+        return R.exact_mismatch(o != r, o, r, shape)
     inf = torch.isinf(o)
     if inf.any():
         i = int(inf.nonzero()[0])
