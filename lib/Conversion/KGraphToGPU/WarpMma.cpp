@@ -24,17 +24,15 @@ using namespace kgraph::detail;
 
 namespace {
 
-/// mma.sync m16n8k16 (f16, bf16; sm_80+) or m16n8k8 (f16; sm_75) with
-/// fragments through ldmatrix. The k8 fragments are the first half (k 0-7)
-/// of the k16 ones (PTX ISA, "Matrix Fragments for mma.m16n8k8", Figures
-/// 71 and 74: a0a1 row g, a2a3 row g+8, b0b1 k 2t..2t+1 column g), so A
-/// takes ldmatrix x2 instead of x4 and B one 8x8 matrix per n-tile.
-class MmaSyncF16 : public WarpMma {
+/// What every mma.sync m16n8kK instruction shares: the warp tile is a grid
+/// of mTiles x nTiles 16x8 accumulator tiles, each a vector<2x2xacc> whose
+/// element (h, e) is row g + 8h, column 2t + e (g = lane / 4, t = lane % 4;
+/// PTX ISA, "Matrix Fragments for mma.m16n8k*", accumulator layout).
+class MmaSync16x8 : public WarpMma {
 public:
-  MmaSyncF16(const GemmProblem &p, MatmulConfigAttr config)
+  MmaSync16x8(const GemmProblem &p, MatmulConfigAttr config)
       : p(p), mTiles(config.getWarpTileM() / 16),
-        nTiles(config.getWarpTileN() / 8),
-        instK(config.getInstructionShape()[2]) {}
+        nTiles(config.getWarpTileN() / 8) {}
 
   int64_t numAccumulators() const override { return mTiles * nTiles; }
 
@@ -44,6 +42,31 @@ public:
         b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.accType)));
     return SmallVector<Value>(numAccumulators(), zero);
   }
+
+  std::pair<Value, Value> elementCoords(IndexMath &im, Value lane, int64_t i,
+                                        int64_t h, int64_t e) override {
+    int64_t mi = i / nTiles, ni = i % nTiles;
+    Value g = im.div(lane, 4), t = im.rem(lane, 4);
+    Value row = im.add(g, mi * 16 + h * 8);
+    Value col = im.add(im.mul(t, 2), ni * 8 + e);
+    return {row, col};
+  }
+
+protected:
+  GemmProblem p;
+  int64_t mTiles, nTiles;
+};
+
+/// mma.sync m16n8k16 (f16, bf16; sm_80+) or m16n8k8 (f16; sm_75) with
+/// fragments through ldmatrix. The k8 fragments are the first half (k 0-7)
+/// of the k16 ones (PTX ISA, "Matrix Fragments for mma.m16n8k8", Figures
+/// 71 and 74: a0a1 row g, a2a3 row g+8, b0b1 k 2t..2t+1 column g), so A
+/// takes ldmatrix x2 instead of x4 and B one 8x8 matrix per n-tile.
+class MmaSyncF16 : public MmaSync16x8 {
+public:
+  MmaSyncF16(const GemmProblem &p, MatmulConfigAttr config)
+      : MmaSync16x8(p, config), instK(config.getInstructionShape()[2]) {}
+
 
   SmallVector<Value> step(OpBuilder &b, Location loc, Value aTile, Value bTile,
                           Value stage, Value warpRow, Value warpCol, Value lane,
@@ -216,18 +239,9 @@ public:
         b, loc, llvm::cast<VectorType>(c.getType()), parts);
   }
 
-  std::pair<Value, Value> elementCoords(IndexMath &im, Value lane, int64_t i,
-                                        int64_t h, int64_t e) override {
-    int64_t mi = i / nTiles, ni = i % nTiles;
-    Value g = im.div(lane, 4), t = im.rem(lane, 4);
-    Value row = im.add(g, mi * 16 + h * 8);
-    Value col = im.add(im.mul(t, 2), ni * 8 + e);
-    return {row, col};
-  }
 
 private:
-  GemmProblem p;
-  int64_t mTiles, nTiles, instK;
+  int64_t instK;
 };
 
 /// Where the operand tiles of one stage live in shared memory (layout: see
@@ -485,25 +499,16 @@ private:
 /// tf32 operands are the f32 bits as stored: the tensor cores ignore the 13
 /// low mantissa bits (truncation, within test/GPU/matmul_ref.py's tf32
 /// bound), as nvgpu's lowering passes them without a cvt.rna.
-class MmaSyncWord : public WarpMma {
+class MmaSyncWord : public MmaSync16x8 {
 public:
   MmaSyncWord(const GemmProblem &p, MatmulConfigAttr config)
-      : p(p), smem(p, config), mTiles(config.getWarpTileM() / 16),
-        nTiles(config.getWarpTileN() / 8),
+      : MmaSync16x8(p, config), smem(p, config),
         perWord(4 / byteWidth(p.aType)), instK(8 * perWord) {
     // ldmatrix needs 16-byte aligned rows.
     ldmatrixA = smem.kContiguous(true) && smem.canVector(true, 4 * perWord);
     ldmatrixB = smem.kContiguous(false) && smem.canVector(false, 4 * perWord);
   }
 
-  int64_t numAccumulators() const override { return mTiles * nTiles; }
-
-  SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) override {
-    auto type = VectorType::get({2, 2}, p.accType);
-    Value zero = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.accType)));
-    return SmallVector<Value>(numAccumulators(), zero);
-  }
 
   SmallVector<Value> step(OpBuilder &b, Location loc, Value aTile, Value bTile,
                           Value stage, Value warpRow, Value warpCol, Value lane,
@@ -581,14 +586,6 @@ public:
     return out;
   }
 
-  std::pair<Value, Value> elementCoords(IndexMath &im, Value lane, int64_t i,
-                                        int64_t h, int64_t e) override {
-    int64_t mi = i / nTiles, ni = i % nTiles;
-    Value g = im.div(lane, 4), t = im.rem(lane, 4);
-    Value row = im.add(g, mi * 16 + h * 8);
-    Value col = im.add(im.mul(t, 2), ni * 8 + e);
-    return {row, col};
-  }
 
 private:
   /// The k-word `word` (0..3, plus kWord0 / perWord) of row or column `mn`:
@@ -617,9 +614,8 @@ private:
     return frag;
   }
 
-  GemmProblem p;
   SmemOperands smem;
-  int64_t mTiles, nTiles, perWord, instK;
+  int64_t perWord, instK;
   bool ldmatrixA, ldmatrixB;
 };
 
