@@ -94,18 +94,22 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   // Buffers: arguments first (inputs, then results), then allocations.
   llvm::json::Array buffers;
   DenseMap<Value, int64_t> bufferIds;
-  auto addBuffer = [&](Value v, StringRef kind, std::optional<int64_t> index) {
+  // `logicalDtype` (the kgraph.dtype attribute) names the tensor type of a
+  // buffer stored in another type: i1 tensors live in i8 buffers.
+  auto addBuffer = [&](Value v, StringRef kind, std::optional<int64_t> index,
+                       Attribute logicalDtype) {
     auto type = llvm::cast<MemRefType>(v.getType());
     int64_t id = bufferIds.size();
     bufferIds[v] = id;
     Type elem = type.getElementType();
-    // i1 tensors are stored as i8; the result/argument attributes keep the
-    // logical type in `kgraph.dtype` when it differs.
     int64_t elemBytes = std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
+    std::string dtype = dtypeName(elem);
+    if (auto s = llvm::dyn_cast_if_present<StringAttr>(logicalDtype))
+      dtype = s.getValue().str();
     llvm::json::Object buffer{{"id", id},
                               {"kind", kind},
                               {"shape", llvm::json::Array(type.getShape())},
-                              {"dtype", dtypeName(elem)},
+                              {"dtype", dtype},
                               {"bytes", type.getNumElements() * elemBytes}};
     if (index)
       buffer["index"] = *index;
@@ -113,27 +117,16 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   };
   int64_t inputIndex = 0;
   for (BlockArgument arg : host.getArguments()) {
-    auto result =
-        host.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kResultArgAttrName);
-    if (result)
-      addBuffer(arg, "output", result.getInt());
+    unsigned i = arg.getArgNumber();
+    Attribute dtype = host.getArgAttr(i, kDtypeAttrName);
+    if (auto result = host.getArgAttrOfType<IntegerAttr>(i, kResultArgAttrName))
+      addBuffer(arg, "output", result.getInt(), dtype);
     else
-      addBuffer(arg, "input", inputIndex++);
+      addBuffer(arg, "input", inputIndex++, dtype);
   }
-  WalkResult walk = host.walk([&](memref::AllocOp alloc) {
-    addBuffer(alloc, "intermediate", std::nullopt);
-    return WalkResult::advance();
-  });
-  (void)walk;
-  // Logical dtype of boolean buffers.
-  auto patchDtype = [&](Value v, Attribute dtype) {
-    if (auto s = llvm::dyn_cast_if_present<StringAttr>(dtype))
-      (*buffers[bufferIds[v]].getAsObject())["dtype"] = s.getValue();
-  };
-  for (BlockArgument arg : host.getArguments())
-    patchDtype(arg, host.getArgAttr(arg.getArgNumber(), kDtypeAttrName));
   host.walk([&](memref::AllocOp alloc) {
-    patchDtype(alloc, alloc->getAttr(kDtypeAttrName));
+    addBuffer(alloc, "intermediate", std::nullopt,
+              alloc->getAttr(kDtypeAttrName));
   });
 
   llvm::json::Array kernels;
