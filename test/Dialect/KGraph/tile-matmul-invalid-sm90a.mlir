@@ -4,7 +4,7 @@
 // sm_90a offers wgmma m64nNk16 for f16 with N a multiple of 8 up to 256.
 func.func @wgmma_bad_k(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf32> {
   // expected-error @+1 {{'kgraph.fused' op wgmma [64, 128, 32] is not offered by sm_90a for f16 operands; it offers [64, 8...256, 16]}}
-  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 32], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 32], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
   ^bb0(%x: tensor<512x512xf16>, %y: tensor<512x512xf16>):
     %r = kgraph.matmul %x, %y : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf32>
     kgraph.yield %r : tensor<512x512xf32>
