@@ -156,8 +156,11 @@ static int64_t getSharedMemoryBytes(const GemmProblem &p,
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
   int64_t aElems = p.transA ? tk * (tm + pad) : tm * (tk + pad);
   int64_t bElems = p.transB ? tn * (tk + pad) : tk * (tn + pad);
+  int64_t slack =
+      config.getInstruction() == MmaKind::wgmma ? kWgmmaTileAlignment : 0;
   return config.getStages() *
-         (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType));
+             (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType)) +
+         slack;
 }
 
 FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
@@ -535,7 +538,7 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       if (asyncCopies) {
         nvgpu::DeviceAsyncCopyOp::create(
             nb, loc, nvgpu::DeviceAsyncTokenType::get(nb.getContext()), tile,
-            ValueRange{stage, r, cc}, flat, ValueRange{src},
+            mma->tileIndices(m, isA, stage, r, cc), flat, ValueRange{src},
             nb.getIndexAttr(lw), valid,
             bypassL1 ? nb.getUnitAttr() : UnitAttr());
         return;
@@ -554,7 +557,8 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
           v = memref::LoadOp::create(nb, loc, flat, at);
         }
         memref::StoreOp::create(nb, loc, v, tile,
-                                ValueRange{stage, r, m.add(cc, e)});
+                                mma->tileIndices(m, isA, stage, r,
+                                                 m.add(cc, e)));
       }
     };
     if (first + threads <= chunks) {
@@ -586,9 +590,11 @@ SmallVector<Value> MatmulKernelBuilder::compute(OpBuilder &b, Value stage,
                                                 ArrayRef<Value> acc) {
   SmallVector<Value> values(acc);
   int64_t instrK = config.getInstructionShape()[2];
+  mma->beginTile(b, loc);
   for (int64_t kk = 0; kk < config.getTileK(); kk += instrK)
     values = mma->step(b, loc, aTile, bTile, stage, warpRow, warpCol, lane, kk,
                        values);
+  mma->endTile(b, loc);
   return values;
 }
 
@@ -686,21 +692,33 @@ LogicalResult MatmulKernelBuilder::build() {
                                          : SmallVector<int64_t>{stages, tm, tk + pad};
   SmallVector<int64_t> bShape = p.transB ? SmallVector<int64_t>{stages, tn, tk + pad}
                                          : SmallVector<int64_t>{stages, tk, tn + pad};
+  // The instruction may want a layout of its own (wgmma: swizzled).
+  if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/true); !own.empty())
+    aShape = own;
+  if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/false); !own.empty())
+    bShape = own;
   auto aType = MemRefType::get(aShape, p.aType, AffineMap(), workgroup);
   auto bType = MemRefType::get(bShape, p.bType, AffineMap(), workgroup);
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                       workgroup));
+  // Tiles start at the first `align`-byte boundary of the dynamic shared
+  // memory (getSharedMemoryBytes counts the slack).
+  Value aStart = im.c(0);
+  if (int64_t align = mma->tileAlignment(); align > 0) {
+    Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+    aStart = im.rem(im.sub(im.c(align), im.rem(addr, align)), align);
+  }
   int64_t aBytes = aType.getNumElements() * byteWidth(p.aType);
-  aTile = memref::ViewOp::create(b, loc, aType, smem, im.c(0), ValueRange{});
-  bTile = memref::ViewOp::create(b, loc, bType, smem, im.c(aBytes), ValueRange{});
+  aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
+  bTile = memref::ViewOp::create(b, loc, bType, smem, im.add(aStart, aBytes),
+                                 ValueRange{});
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = im.rem(tid, 32);
   Value warp = im.div(tid, 32);
-  warpRow = im.mul(im.div(warp, config.getWarpsN()), config.getWarpTileM());
-  warpCol = im.mul(im.rem(warp, config.getWarpsN()), config.getWarpTileN());
+  std::tie(warpRow, warpCol) = mma->warpOrigin(im, warp, config);
   Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   int64_t tilesN = ceilDiv(p.n, tn);
   if (ceilDiv(p.m, tm) > kMaxGridY) {
@@ -716,8 +734,11 @@ LogicalResult MatmulKernelBuilder::build() {
   int64_t kTiles = (p.k + tk - 1) / tk;
   SmallVector<Value> acc = mma->zeroAccumulators(b, loc);
 
-  // Prologue: the first stages - 1 tiles in flight.
-  for (int64_t s = 0; s + 1 < stages; ++s) {
+  // Tiles loaded ahead of the one computed: stages - 1, less the tiles an
+  // asynchronous instruction may still be reading.
+  int64_t ahead = stages == 1 ? 0 : stages - 1 - mma->tilesInFlight();
+  // Prologue: the first `ahead` tiles in flight.
+  for (int64_t s = 0; s < ahead; ++s) {
     if (s < kTiles)
       loadTiles(b, im.c(s), im.c(s));
     commit(b);
@@ -732,13 +753,16 @@ LogicalResult MatmulKernelBuilder::build() {
       loadTiles(lb, stage, kt);
       commit(lb);
       wait(lb, 0);
+      mma->stageLanded(lb, loc);
       gpu::BarrierOp::create(lb, loc);
     } else {
-      // Tile kt has landed once at most stages - 2 younger groups pend; the
-      // barrier also tells every warp that stage (kt - 1) % stages is free.
-      wait(lb, stages - 2);
+      // Tile kt has landed once at most ahead - 1 younger groups pend; the
+      // barrier also tells every warp that stage (kt + ahead) % stages,
+      // last read by tile kt - 1 - tilesInFlight(), is free.
+      wait(lb, ahead - 1);
+      mma->stageLanded(lb, loc);
       gpu::BarrierOp::create(lb, loc);
-      Value next = lm.add(kt, stages - 1);
+      Value next = lm.add(kt, ahead);
       auto ifOp = scf::IfOp::create(lb, loc, lm.ult(next, lm.c(kTiles)), false);
       OpBuilder ib = ifOp.getThenBodyBuilder();
       IndexMath imb{ib, loc};
@@ -762,7 +786,7 @@ LogicalResult MatmulKernelBuilder::build() {
   // Drain: the groups still pending are empty, but leave nothing in flight.
   commit(b);
   wait(b, 0);
-  epilogue(b, SmallVector<Value>(loop.getResults()));
+  epilogue(b, mma->finish(b, loc, SmallVector<Value>(loop.getResults())));
   gpu::ReturnOp::create(b, loc);
   return success();
 }

@@ -79,6 +79,11 @@ struct IndexMath {
   Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
 };
 
+/// wgmma's swizzled operand tiles start on this boundary (the 128-byte
+/// swizzle repeats every 8 rows of 128 bytes); the kernel allocates this much
+/// extra dynamic shared memory to align them.
+inline constexpr int64_t kWgmmaTileAlignment = 1024;
+
 /// A warp-level matrix instruction: fragments, multiply-accumulate and the
 /// accumulator layout the epilogue needs.
 class WarpMma {
@@ -99,7 +104,52 @@ public:
                                                 int64_t i, int64_t h,
                                                 int64_t e) = 0;
   virtual int64_t numAccumulators() const = 0;
+
+  // Hooks with defaults for the synchronous warp instructions; the
+  // asynchronous warpgroup instruction (wgmma) overrides them.
+
+  /// The origin (row, col) of warp `warp`'s tile in the block tile: by
+  /// default the warps_m x warps_n grid in row-major order.
+  virtual std::pair<Value, Value> warpOrigin(IndexMath &im, Value warp,
+                                             MatmulConfigAttr config) {
+    return {im.mul(im.div(warp, config.getWarpsN()), config.getWarpTileM()),
+            im.mul(im.rem(warp, config.getWarpsN()), config.getWarpTileN())};
+  }
+  /// The operand tiles in a shared-memory layout of the instruction's own:
+  /// the view shape [stages, rows, cols] of operand A (isA) or B, or an
+  /// empty vector for the padded layout of MatmulEmitter.cpp.
+  virtual SmallVector<int64_t> tileShape(bool isA) const { return {}; }
+  /// View indices of stored element (row, col) of a tile (see tileShape).
+  virtual SmallVector<Value> tileIndices(IndexMath &im, bool isA, Value stage,
+                                         Value row, Value col) const {
+    return {stage, row, col};
+  }
+  /// Bytes the operand tiles' base must be aligned to (the skeleton pads
+  /// the dynamic shared memory); 0: no requirement beyond the element's.
+  virtual int64_t tileAlignment() const { return 0; }
+  /// K tiles whose operands the instruction may still read after
+  /// endTile() returns; the skeleton keeps their stages from being
+  /// overwritten.
+  virtual int64_t tilesInFlight() const { return 0; }
+  /// After a stage's copies have completed, before the barrier that
+  /// publishes it.
+  virtual void stageLanded(OpBuilder &b, Location loc) {}
+  /// Before the first step() / after the last step() of one k tile.
+  virtual void beginTile(OpBuilder &b, Location loc) {}
+  virtual void endTile(OpBuilder &b, Location loc) {}
+  /// After the main loop: the accumulators as the epilogue reads them
+  /// (vectors, see elementCoords).
+  virtual SmallVector<Value> finish(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> acc) {
+    return SmallVector<Value>(acc);
+  }
 };
+
+/// The wgmma instruction of `config` (Wgmma.cpp); nullptr with the reason in
+/// `whyNot` when `p` or `config` does not suit it.
+std::unique_ptr<WarpMma> createWgmma(const GemmProblem &p,
+                                     MatmulConfigAttr config,
+                                     std::string *whyNot = nullptr);
 
 /// The instruction `config` asks for, for problem `p`; nullptr with the
 /// reason in `whyNot` when kgraph has no implementation of it.

@@ -631,6 +631,8 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
       *whyNot = why.str();
     return nullptr;
   };
+  if (config.getInstruction() == MmaKind::wgmma)
+    return createWgmma(p, config, whyNot);
   bool sameOperands = p.bType == p.aType;
   if (config.getInstruction() == MmaKind::fma && sameOperands &&
       shape == ArrayRef<int64_t>{1, 1, 1} &&
@@ -662,7 +664,7 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
        << llvm::interleaved(config.getInstructionShape())
        << "]; implemented: fma [1, 1, 1] on float types and i8, mma_sync "
           "[16, 8, 16] on f16/bf16, [16, 8, 8] on f16 and f32 (tf32), "
-          "[16, 8, 32] on i8";
+          "[16, 8, 32] on i8, wgmma [64, N, 16] on f16/bf16";
   }
   return nullptr;
 }

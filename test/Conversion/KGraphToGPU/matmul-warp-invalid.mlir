@@ -46,6 +46,22 @@ func.func @batch_too_big(%a: tensor<65536x16x16xf16>, %b: tensor<65536x16x16xf16
 
 // -----
 
+// A wgmma shape kgraph-tile would have rejected (N not a multiple of 8),
+// pinned straight into the lowering.
+module attributes {kgraph.target = "sm_90a"} {
+func.func @wgmma_n12(%a: tensor<128x64xf16>, %b: tensor<64x48xf16>) -> tensor<128x48xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 48, tile_k = 64, warps_m = 4, warps_n = 4, stages = 2, instruction = wgmma, instruction_shape = [64, 12, 16], load_width = 8, smem_padding = 0>} : (tensor<128x64xf16>, tensor<64x48xf16>) -> tensor<128x48xf32> {
+  ^bb0(%x: tensor<128x64xf16>, %y: tensor<64x48xf16>):
+    // expected-error @+1 {{'kgraph.matmul' op wgmma takes instruction_shape [64, N, 16] with N a multiple of 8 in [8, 256], got [64, 12, 16]}}
+    %r = kgraph.matmul %x, %y : tensor<128x64xf16>, tensor<64x48xf16> -> tensor<128x48xf32>
+    kgraph.yield %r : tensor<128x48xf32>
+  }
+  return %0 : tensor<128x48xf32>
+}
+}
+
+// -----
+
 // Linearized over grid x, the blocks of one GEMM are still limited to 2^31 - 1.
 module attributes {kgraph.target = "sm_80"} {
 func.func @grid_too_big(%a: tensor<4194304x16xf16>, %b: tensor<16x8388608xf16>) -> tensor<4194304x8388608xf16> {
@@ -56,5 +72,20 @@ func.func @grid_too_big(%a: tensor<4194304x16xf16>, %b: tensor<16x8388608xf16>) 
     kgraph.yield %r : tensor<4194304x8388608xf16>
   }
   return %0 : tensor<4194304x8388608xf16>
+}
+}
+
+// -----
+
+// wgmma on f32 operands, pinned straight into the lowering.
+module attributes {kgraph.target = "sm_90a"} {
+func.func @wgmma_f32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 2, instruction = wgmma, instruction_shape = [64, 128, 8], load_width = 4, smem_padding = 0>} : (tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<128x128xf32> {
+  ^bb0(%x: tensor<128x64xf32>, %y: tensor<64x128xf32>):
+    // expected-error @+1 {{'kgraph.matmul' op wgmma is implemented for f16 and bf16 operands with f32 accumulators only}}
+    %r = kgraph.matmul %x, %y precision = tf32 : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
+    kgraph.yield %r : tensor<128x128xf32>
+  }
+  return %0 : tensor<128x128xf32>
 }
 }

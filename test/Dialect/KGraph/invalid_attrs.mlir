@@ -77,3 +77,17 @@ func.func @load_width() attributes {kgraph.config = #kgraph.matmul_config<tile_m
 func.func @smem_padding() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = -8>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{wgmma needs warps_m to be a multiple of 4 (a warpgroup is 4 warps along M), got 2}}
+func.func @wgmma_warps() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warpgroup tile 64x128x64 is not a multiple of the instruction shape [64, 256, 16]}}
+func.func @wgmma_tile() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 256, 16], load_width = 8, smem_padding = 0>} {
+  return
+}

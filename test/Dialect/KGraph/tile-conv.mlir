@@ -49,9 +49,10 @@ func.func @stem_c3_nhwc_f16(%x: tensor<64x224x224x3xf16>, %w: tensor<64x7x7x3xf1
 // -----
 
 // NCHW gathers are strided along K (c, kh, kw): load_width 1. f16 inputs
-// with an f32 result still use mma.sync.
+// with an f32 result use the tensor cores: wgmma on the H200 (its swizzled
+// tiles are filled by synchronous copies), mma.sync on the A100.
 // CHECK-LABEL: func @nchw_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 1, smem_padding = 0>}
 // SM80-LABEL: func @nchw_f16(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 func.func @nchw_f16(%x: tensor<8x64x28x28xf16>, %w: tensor<128x64x3x3xf16>) -> tensor<8x128x28x28xf32> {
@@ -104,10 +105,11 @@ func.func @pinned(%a: tensor<2x9x9x16xf16>, %b: tensor<32x3x3x16xf16>) -> tensor
 
 // A deep implicit GEMM (K = 3 * 3 * 256 = 2304) amortizes its per-iteration
 // gather and barrier over tile_k = 64 (the conv iteration overhead of the
-// model, calibrated on the H200).
+// model, calibrated on the H200); on the H200 with wgmma (128x256 blocks of
+// two warpgroups).
 // CHECK-LABEL: func @deep_k_nhwc_f16(
 // CHECK: tile_k = 64
-// CHECK-SAME: instruction = mma_sync
+// CHECK-SAME: instruction = wgmma
 func.func @deep_k_nhwc_f16(%x: tensor<64x14x14x256xf16>, %w: tensor<256x3x3x256xf16>) -> tensor<64x14x14x256xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x14x14x256xf16>, tensor<256x3x3x256xf16> -> tensor<64x14x14x256xf16>
   return %0 : tensor<64x14x14x256xf16>

@@ -44,7 +44,7 @@ func.func @type_not_offered(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) 
 
 func.func @wgmma(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf32> {
   // expected-error @+1 {{'kgraph.fused' op wgmma [64, 128, 16] is not offered by sm_75 for f16 operands; it offers no wgmma shape for that type}}
-  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 1, stages = 2, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 8, warps_n = 1, stages = 2, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 8>} : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf32> {
   ^bb0(%x: tensor<512x512xf16>, %y: tensor<512x512xf16>):
     %r = kgraph.matmul %x, %y : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf32>
     kgraph.yield %r : tensor<512x512xf32>

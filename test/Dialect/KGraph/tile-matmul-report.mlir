@@ -6,15 +6,17 @@
 // kgraph-tile{report=true} states the model's estimate for every matmul
 // group, so these tests pin the model itself.
 
-// 128x128x32, 4 stages of (128 x (32 + 8) + 32 x (128 + 8)) f16 = 75776 B;
-// 128 + 64 + 40 = 232 registers -> two 4-warp blocks per SM; 1024 blocks
-// over 2 x 132 resident -> 4 waves at 1024 / 1056 = 97%.
+// wgmma 128x256x64, 4 stages of (128 x 64 + 64 x 256) f16 unpadded plus the
+// 1024-byte alignment slack = 197632 B (one block per SM); 128 accumulators
+// (two m64n128 slabs per warpgroup) + 40 = 168 registers; 512 blocks over 132
+// SMs -> 4 waves at 512 / 528 = 97%. Two tiles load ahead (the third stage
+// is still read by the previous tile's wgmmas): the model finds it L2-bound.
 // On the T4 (no cp.async, m16n8k8) the model picks 128x128x16 in 2 stages,
 // which travel through registers: (128 x 16 + 16 x 128) x 2 B / (128
 // threads x 4 B) = 16 staging registers; fragments 2 x (4 x 2 + 8 x 1).
 // T4: remark: matmul smem 20992 B, 216 regs/thread (acc 128, frag 32, staging 16), 128 threads, 2 blocks/SM (registers), 1024 blocks in 13 waves (98.5% efficient)
 func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
-  // expected-remark @+1 {{matmul smem 75776 B, 232 regs/thread (acc 128, frag 64, staging 0), 128 threads, 2 blocks/SM (registers), 1024 blocks in 4 waves (97.0% efficient), cycles: compute 524288, global 508400, shared 254200, estimated 540672}}
+  // expected-remark @+1 {{matmul smem 197632 B, 168 regs/thread (acc 128, frag 0, staging 0), 256 threads, 1 blocks/SM (shared memory), 512 blocks in 4 waves (97.0% efficient), cycles: compute 258172, global 381300, shared 127100, estimated 432538}}
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
 }

@@ -12,10 +12,14 @@
 // m16n8k8 for f16, no cp.async so at most 2 stages, fma for bf16, tf32 and
 // i8) and the V100 (sm_70: only m8n8k4, so everything is SIMT fma).
 
-// The square GEMM lands on 128x128 blocks of 2x2 warps (64x64 warp tiles,
-// 232 registers: two blocks per SM) with a 4-stage cp.async pipeline.
+// The square GEMM: on the H200 wgmma (twice mma.sync's rate in the model)
+// with 128x256 blocks of 2 warpgroups side by side (warps_m = 4: one
+// warpgroup of two 64-row slabs along M; warps_n = 2), each m64n128k16, and
+// 4 stages of 64-deep K tiles; elsewhere 128x128 blocks of 2x2 warps (64x64
+// warp tiles, 232 registers: two blocks per SM) with a 4-stage cp.async
+// pipeline.
 // CHECK-LABEL: func @f16_4096(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 2, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
 // SM80-LABEL: func @f16_4096(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @f16_4096(
@@ -29,10 +33,11 @@ func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> ten
 
 // -----
 
-// 1024^3 has too few 128x128 tiles for 132 SMs: the H200 takes 64x128 blocks;
-// sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
+// 1024^3 has too few 128x128 tiles for 132 SMs: the H200 takes 64x128 blocks
+// of one warpgroup (wgmma, 5 stages: one of them is still being read by the
+// previous tile's wgmmas); sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
 // CHECK-LABEL: func @f16_1024(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
 // SM80-LABEL: func @f16_1024(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @f16_1024(
@@ -146,7 +151,7 @@ func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tens
 
 // transpose_b: B's contiguous extent is K = 1000, a multiple of 8.
 // CHECK-LABEL: func @transpose_b(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
 // SM80-LABEL: func @transpose_b(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @transpose_b(

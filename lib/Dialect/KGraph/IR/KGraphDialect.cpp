@@ -76,8 +76,22 @@ LogicalResult MatmulConfigAttr::verify(
     return emitError() << "stages must be in [1, 8], got " << stages;
   if (shape.size() != 3 || llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "instruction_shape must be three positive sizes [m, n, k]";
-  if ((tileM / warpsM) % shape[0] != 0 || (tileN / warpsN) % shape[1] != 0 ||
-      tileK % shape[2] != 0)
+  if (instruction == MmaKind::wgmma) {
+    // Four consecutive warps form a warpgroup, stacked along M.
+    if (warpsM % 4 != 0)
+      return emitError() << "wgmma needs warps_m to be a multiple of 4 (a "
+                            "warpgroup is 4 warps along M), got "
+                         << warpsM;
+    int64_t groupM = tileM / (warpsM / 4), groupN = tileN / warpsN;
+    if (groupM % shape[0] != 0 || groupN % shape[1] != 0 ||
+        tileK % shape[2] != 0)
+      return emitError() << "warpgroup tile " << groupM << "x" << groupN << "x"
+                         << tileK
+                         << " is not a multiple of the instruction shape ["
+                         << shape[0] << ", " << shape[1] << ", " << shape[2]
+                         << "]";
+  } else if ((tileM / warpsM) % shape[0] != 0 ||
+             (tileN / warpsN) % shape[1] != 0 || tileK % shape[2] != 0)
     return emitError() << "warp tile " << tileM / warpsM << "x" << tileN / warpsN
                        << "x" << tileK << " is not a multiple of the instruction shape ["
                        << shape[0] << ", " << shape[1] << ", " << shape[2] << "]";

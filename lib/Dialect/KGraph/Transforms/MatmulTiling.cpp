@@ -212,6 +212,15 @@ static std::pair<int64_t, int64_t> simtLanes(const Tiling &t) {
 
 /// Fixed per-thread registers for addresses, loop counters, predicates.
 static constexpr int64_t kOverheadRegisters = 40;
+/// Extra dynamic shared memory of a wgmma kernel: its tiles are aligned to
+/// 1024 bytes at run time (kWgmmaTileAlignment in the emitter).
+static constexpr int64_t kWgmmaAlignmentSlack = 1024;
+
+/// Tiles whose stages an asynchronous wgmma may still read while the next
+/// ones load (the kernel waits with wait_group 1 from 3 stages on).
+static int64_t tilesInFlight(const Tiling &t) {
+  return t.kind == MmaKind::wgmma && t.stages >= 3 ? 1 : 0;
+}
 
 static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
                                        Type accumulatorType, bool transposeA,
@@ -226,6 +235,10 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
   r.stageBytesA = rowsA * (colsA + t.smemPadding) * eb;
   r.stageBytesB = rowsB * (colsB + t.smemPadding) * eb;
   r.sharedMemoryBytes = t.stages * (r.stageBytesA + r.stageBytesB);
+  // wgmma's swizzled tiles start on a 1024-byte boundary that the kernel
+  // finds at run time in the dynamic shared memory.
+  if (t.kind == MmaKind::wgmma)
+    r.sharedMemoryBytes += kWgmmaAlignmentSlack;
   r.threadsPerBlock = 32 * t.warps();
 
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
@@ -236,7 +249,10 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
 
   // Operand fragments for one instruction-k step, double buffered so the
   // next step's loads overlap the current step's math.
-  if (t.kind == MmaKind::fma) {
+  if (t.kind == MmaKind::wgmma) {
+    // Both operands come from shared memory through descriptors.
+    r.fragmentRegisters = 0;
+  } else if (t.kind == MmaKind::fma) {
     auto [lanesM, lanesN] = simtLanes(t);
     int64_t perStep =
         ceilDiv(t.warpTileM(), lanesM) + ceilDiv(t.warpTileN(), lanesN);
@@ -406,13 +422,21 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
           numSMs;
 
   double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;
-  double inflight = double(resident) *
-                    double(std::max<int64_t>(1, t.stages - 1)) * stageBytes;
+  double inflight =
+      double(resident) *
+      double(std::max<int64_t>(1, t.stages - 1 - tilesInFlight(t))) *
+      stageBytes;
   double bandwidth = std::min(kL2BytesPerClock, inflight / kMemoryLatency);
   e.globalCycles = blocks * double(kIters) * stageBytes / (numSMs * bandwidth);
 
-  double sharedBytes = blocks * t.warps() * double(kIters * t.tileK) *
-                       double(t.warpTileM() + t.warpTileN()) * eb;
+  // Each warp reads its fragments; a wgmma reads its warpgroup's operands
+  // once for the 4 warps.
+  double sharedBytes =
+      t.kind == MmaKind::wgmma
+          ? blocks * (t.warps() / 4) * double(kIters * t.tileK) *
+                double(t.tileM / (t.warpsM / 4) + t.warpTileN()) * eb
+          : blocks * t.warps() * double(kIters * t.tileK) *
+                double(t.warpTileM() + t.warpTileN()) * eb;
   e.sharedCycles = sharedBytes / (numSMs * kSharedBytesPerClock);
 
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
@@ -514,6 +538,50 @@ static int64_t paddingFor(const Tiling &t, const MatmulProblem &p) {
   return conflicted(rowA) || conflicted(rowB) ? 16 / eb : 0;
 }
 
+/// Why kgraph's wgmma kernel cannot run `t` (see getWgmmaConfigError), or
+/// an empty string.
+static std::string wgmmaError(const Tiling &t, bool transposeA,
+                              bool transposeB) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (t.instM != 64 || t.instK != 16 || t.instN % 8 != 0 || t.instN < 8 ||
+      t.instN > 256)
+    os << "wgmma takes instruction_shape [64, N, 16] with N a multiple of 8 "
+          "in [8, 256], got [" << t.instM << ", " << t.instN << ", "
+       << t.instK << "]";
+  else if (t.smemPadding != 0)
+    os << "wgmma takes smem_padding = 0 (its shared-memory tiles are "
+          "swizzled, not padded), got "
+       << t.smemPadding;
+  else if ((!transposeA || transposeB) && t.tileK % 64 != 0)
+    os << "wgmma needs tile_k to be a multiple of 64 for a K-major operand "
+          "(A, or B with transpose_b), got "
+       << t.tileK;
+  else if (!transposeB && t.instN % 64 != 0)
+    os << "wgmma with an N-major B (no transpose_b) needs the instruction's N "
+          "to be a multiple of 64, got "
+       << t.instN;
+  return msg;
+}
+
+std::string kgraph::getWgmmaConfigError(MatmulConfigAttr config,
+                                        bool transposeA, bool transposeB) {
+  return wgmmaError(Tiling::fromAttr(config), transposeA, transposeB);
+}
+
+/// The warpgroup shape of the target's table that kgraph's wgmma kernel
+/// implements for `p` (f16/bf16 operands), if any.
+static std::optional<MmaShape> wgmmaShape(const MatmulProblem &p,
+                                          const SMTarget &target) {
+  std::optional<MmaOperandType> type = mmaOperandType(p);
+  if (!type || (*type != MmaOperandType::F16 && *type != MmaOperandType::BF16))
+    return std::nullopt;
+  for (const MmaShape &s : target.mmaShapes)
+    if (s.warpgroup && s.operandType == *type && s.m == 64 && s.k == 16)
+      return s;
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Search
 //===----------------------------------------------------------------------===//
@@ -569,6 +637,43 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
             }
           }
       }
+  // wgmma where the target has it for the operand type: warpgroups of 4
+  // warps stacked along M, each one or two 64-row slabs by one N-wide
+  // instruction, K tiles of 64 (one 128-byte swizzled row of f16/bf16).
+  if (std::optional<MmaShape> wg = wgmmaShape(p, target)) {
+    Tiling w = base;
+    w.kind = MmaKind::wgmma;
+    w.instM = 64;
+    w.instK = 16;
+    w.tileK = 64;
+    w.smemPadding = 0;
+    int64_t kIters = ceilDiv(p.k, w.tileK);
+    const int64_t wgTiles[] = {64, 128, 256};
+    const int64_t groupCounts[] = {1, 2, 4};
+    for (int64_t tm : wgTiles)
+      for (int64_t tn : wgTiles)
+        for (int64_t gm : groupCounts)
+          for (int64_t gn : groupCounts) {
+            if (gm * gn > 4 || tm % (64 * gm) != 0 || tm / gm > 128 ||
+                tn % gn != 0 || tn / gn > int64_t(wg->n))
+              continue;
+            w.tileM = tm;
+            w.tileN = tn;
+            w.warpsM = 4 * gm;
+            w.warpsN = gn;
+            w.instN = tn / gn;
+            if (!wgmmaError(w, p.transposeA, p.transposeB).empty())
+              continue;
+            // One stage more than mma.sync: from 3 stages on, one of them
+            // is still being read by the previous tile's wgmmas.
+            for (int64_t s = 1; s <= std::min(maxStages + 1, kIters); ++s) {
+              w.stages = s;
+              MatmulEstimate e = estimateTiling(w, p, target);
+              if (e.occupancy.blocksPerSM != 0)
+                candidates.push_back({w, e});
+            }
+          }
+  }
   if (candidates.empty()) {
     if (whyNot)
       *whyNot = "no candidate tiling fits the shared memory, registers and "
@@ -656,6 +761,16 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
         offers.push_back(formatShape({s.m, s.n, s.k}));
         offered |= t.instM == s.m && t.instN == s.n && t.instK == s.k;
       }
+    }
+    if (offered && warpgroup && !wgmmaShape(p, target))
+      return emitError() << "wgmma is implemented for f16 and bf16 operands "
+                            "only, not "
+                         << mmaOperandTypeName(*type)
+                         << " (use mma_sync)";
+    if (offered && warpgroup) {
+      std::string why = wgmmaError(t, p.transposeA, p.transposeB);
+      if (!why.empty())
+        return emitError() << why;
     }
     if (!offered) {
       InFlightDiagnostic diag = emitError();

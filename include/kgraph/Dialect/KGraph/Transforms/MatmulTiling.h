@@ -175,6 +175,16 @@ verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &problem,
                    const SMTarget &target,
                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
+/// Why kgraph has no wgmma kernel for `config` with operands stored as
+/// `transposeA` / `transposeB` (the swizzled shared-memory layout of
+/// lib/Conversion/KGraphToGPU/Wgmma.cpp), or an empty string if it has one:
+/// instruction_shape [64, N, 16] with N a multiple of 8 up to 256, no
+/// smem_padding, tile_k a multiple of 64 when an operand is K-major (A, B^T),
+/// N a multiple of 64 when B is N-major. The operand type (f16/bf16) and the
+/// target (sm_90a) are checked by verifyMatmulConfig.
+std::string getWgmmaConfigError(MatmulConfigAttr config, bool transposeA,
+                                bool transposeB);
+
 /// One line for remarks: "smem 75776 B, 232 regs/thread, ...".
 std::string describeEstimate(const MatmulEstimate &estimate);
 
