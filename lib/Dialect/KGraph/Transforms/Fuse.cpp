@@ -295,11 +295,13 @@ private:
 };
 } // namespace
 
-/// The top-level ops that use a result of `op`.
-static SmallVector<Operation *> usersOf(Operation *op) {
+/// The ops of `body` that use a result of `op`, directly or inside their
+/// regions (a use in a nested region makes the region's op depend on `op`).
+static SmallVector<Operation *> usersOf(Block *body, Operation *op) {
   SmallVector<Operation *> users;
   for (Operation *user : op->getUsers())
-    users.push_back(user);
+    if (Operation *ancestor = body->findAncestorOpInBlock(*user))
+      users.push_back(ancestor);
   return users;
 }
 
@@ -309,7 +311,7 @@ bool Fuser::createsCycle(const OpSet &set) const {
   SmallVector<Operation *> worklist;
   OpSet visited;
   for (Operation *op : set)
-    for (Operation *user : usersOf(op))
+    for (Operation *user : usersOf(body, op))
       if (!set.contains(user))
         worklist.push_back(user);
   while (!worklist.empty()) {
@@ -321,7 +323,7 @@ bool Fuser::createsCycle(const OpSet &set) const {
       for (Operation *member : groups[g].ops)
         if (!set.contains(member))
           worklist.push_back(member);
-    for (Operation *user : usersOf(op)) {
+    for (Operation *user : usersOf(body, op)) {
       if (set.contains(user))
         return true;
       worklist.push_back(user);
