@@ -114,3 +114,50 @@ func.func @stencil_producer_two_results(%x: tensor<1x8x8x2xf32>, %w: tensor<2x3x
   %2 = kgraph.pool2d avg %1 kernel = [3, 3] padding = [1, 1, 1, 1] layout = nhwc : tensor<1x8x8x2xf32>
   return %1, %2 : tensor<1x8x8x2xf32>, tensor<1x8x8x2xf32>
 }
+
+// -----
+
+// A stencil chain (4 channels) feeding a 64-channel conv: the stencil group
+// stops at the big conv, which anchors its own GEMM group with its epilogue.
+// CHECK-LABEL: func @stencil_then_gemm
+// CHECK: %[[S:.*]] = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x16x16xf32> {
+// CHECK: kgraph.conv2d
+// CHECK-NEXT: kgraph.relu
+// CHECK-NEXT: kgraph.yield
+// CHECK: %[[G:.*]] = kgraph.fused(%[[S]], %{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<64x4x3x3xf32>, tensor<1x64x1x1xf32>) -> tensor<1x64x16x16xf32> {
+// CHECK: kgraph.conv2d
+// CHECK-NEXT: kgraph.add
+// CHECK-NEXT: kgraph.sigmoid
+// CHECK-NEXT: kgraph.yield
+// CHECK: return %[[G]]
+func.func @stencil_then_gemm(%x: tensor<1x4x16x16xf32>, %w0: tensor<4x4x3x3xf32>, %w1: tensor<64x4x3x3xf32>, %b1: tensor<1x64x1x1xf32>) -> tensor<1x64x16x16xf32> {
+  %0 = kgraph.conv2d %x, %w0 padding = [1, 1, 1, 1] : tensor<1x4x16x16xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x16x16xf32>
+  %1 = kgraph.relu %0 : tensor<1x4x16x16xf32>
+  %2 = kgraph.conv2d %1, %w1 padding = [1, 1, 1, 1] : tensor<1x4x16x16xf32>, tensor<64x4x3x3xf32> -> tensor<1x64x16x16xf32>
+  %3 = kgraph.add %2, %b1 : tensor<1x64x16x16xf32>, tensor<1x64x1x1xf32>
+  %4 = kgraph.sigmoid %3 : tensor<1x64x16x16xf32>
+  return %4 : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// Stencil ops on different grids do not share a group: the second pool
+// reads a 2x-downsampled grid (after a strided pool, which is no stencil op).
+// CHECK-LABEL: func @two_grids
+// CHECK: kgraph.fused
+// CHECK: kgraph.pool2d max %{{.*}} kernel = [3, 3] padding
+// CHECK-NEXT: kgraph.neg
+// CHECK-NEXT: kgraph.yield
+// CHECK: kgraph.pool2d max %{{.*}} kernel = [2, 2] strides = [2, 2]
+// CHECK: kgraph.fused
+// CHECK: kgraph.pool2d avg
+// CHECK-NEXT: kgraph.exp
+// CHECK-NEXT: kgraph.yield
+func.func @two_grids(%x: tensor<1x16x16x1xf32>) -> tensor<1x8x8x1xf32> {
+  %0 = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] layout = nhwc : tensor<1x16x16x1xf32>
+  %1 = kgraph.neg %0 : tensor<1x16x16x1xf32>
+  %2 = kgraph.pool2d max %1 kernel = [2, 2] strides = [2, 2] layout = nhwc : tensor<1x16x16x1xf32>
+  %3 = kgraph.pool2d avg %2 kernel = [5, 5] padding = [2, 2, 2, 2] layout = nhwc : tensor<1x8x8x1xf32>
+  %4 = kgraph.exp %3 : tensor<1x8x8x1xf32>
+  return %4 : tensor<1x8x8x1xf32>
+}

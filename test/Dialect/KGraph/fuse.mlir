@@ -223,3 +223,21 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %d = kgraph.div %e, %s : tensor<4x8xf32>, tensor<4x1xf32>
   return %d : tensor<4x8xf32>
 }
+
+// -----
+
+// An elementwise op whose result is larger than the matmul result (it
+// broadcasts the matmul up) is no epilogue; dead ops form no group.
+// CHECK-LABEL: func @not_epilogue
+// CHECK: %[[M:.*]] = kgraph.matmul
+// CHECK: kgraph.add %[[M]], %{{.*}} : tensor<64x128xf32>, tensor<4x64x128xf32>
+// CHECK: kgraph.exp
+// CHECK-NEXT: kgraph.neg
+// CHECK-NOT: kgraph.fused
+func.func @not_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %x: tensor<4x64x128xf32>) -> tensor<4x64x128xf32> {
+  %0 = kgraph.matmul %a, %b : tensor<64x32xf32>, tensor<32x128xf32> -> tensor<64x128xf32>
+  %1 = kgraph.add %0, %x : tensor<64x128xf32>, tensor<4x64x128xf32>
+  %2 = kgraph.exp %x : tensor<4x64x128xf32>
+  %3 = kgraph.neg %2 : tensor<4x64x128xf32>
+  return %1 : tensor<4x64x128xf32>
+}

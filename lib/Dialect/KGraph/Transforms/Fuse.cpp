@@ -741,6 +741,9 @@ void Fuser::wrapGroups() {
                [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     OpSet set(ops.begin(), ops.end());
     SmallVector<Value> results = escaping(set);
+    // Dead code computes nothing anyone reads: no kernel for it.
+    if (results.empty())
+      continue;
     std::string names;
     for (Operation *op : ops)
       names += (names.empty() ? "" : ", ") + describe(op);
