@@ -65,3 +65,17 @@ func.func @lone_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %0 = kgraph.reduce max %x axes = [1] : tensor<4x8xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A recomputed op is marked in the group's list; its original is reported
+// where it stays.
+func.func @recomputed(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  // expected-remark @below {{not fused: no producer or consumer it can be fused with}}
+  %a = kgraph.neg %x : tensor<64x64xf32>
+  // expected-remark @below {{not fused: no epilogue fused: its result has 2 users}}
+  %m = kgraph.matmul %a, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  // expected-remark @below {{fused 2 ops into an elementwise group with 1 result: kgraph.neg at 75:8 (recomputed), kgraph.add at 79:8}}
+  %c = kgraph.add %a, %m : tensor<64x64xf32>, tensor<64x64xf32>
+  return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
+}

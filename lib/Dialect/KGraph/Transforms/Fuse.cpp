@@ -292,6 +292,8 @@ private:
   std::vector<Group> groups;
   DenseMap<Operation *, unsigned> groupOf;
   DenseMap<Operation *, std::string> whyNot;
+  /// Clones made to recompute a value in a second group (for the report).
+  OpSet recomputed;
 };
 } // namespace
 
@@ -378,15 +380,20 @@ Value Fuser::cloneCone(ArrayRef<Operation *> cone, Value value,
                        Operation *before, SmallVectorImpl<Operation *> &clones) {
   IRMapping mapping;
   builder.setInsertionPoint(before);
-  for (Operation *op : cone)
+  for (Operation *op : cone) {
     clones.push_back(builder.clone(*op, mapping));
+    recomputed.insert(clones.back());
+  }
   return mapping.lookupOrDefault(value);
 }
 
 void Fuser::eraseClones(ArrayRef<Operation *> clones) {
-  for (Operation *op : llvm::reverse(clones))
-    if (op->use_empty())
-      op->erase();
+  for (Operation *op : llvm::reverse(clones)) {
+    if (!op->use_empty())
+      continue;
+    recomputed.erase(op);
+    op->erase();
+  }
 }
 
 unsigned Fuser::addGroup(GroupKind kind, const OpSet &set) {
@@ -724,11 +731,14 @@ void Fuser::formElementwiseGroups() {
 // Wrapping and the report
 //===----------------------------------------------------------------------===//
 
-static std::string describe(Operation *op) {
+/// `kgraph.add at 12:8`, with " (recomputed)" for a clone.
+static std::string describe(Operation *op, bool isClone) {
   std::string text = op->getName().getStringRef().str();
   if (auto loc = llvm::dyn_cast<FileLineColLoc>(op->getLoc()))
     text += " at " + std::to_string(loc.getLine()) + ":" +
             std::to_string(loc.getColumn());
+  if (isClone)
+    text += " (recomputed)";
   return text;
 }
 
@@ -746,8 +756,18 @@ void Fuser::wrapGroups() {
       continue;
     std::string names;
     for (Operation *op : ops)
-      names += (names.empty() ? "" : ", ") + describe(op);
+      names += (names.empty() ? "" : ", ") +
+               describe(op, recomputed.contains(op));
+    // The group is located at its first op that is not a recomputed copy.
+    Operation *first = ops.front();
+    for (Operation *op : ops)
+      if (!recomputed.contains(op)) {
+        first = op;
+        break;
+      }
+    Location loc = first->getLoc();
     FusedOp fused = wrapInFusedOp(builder, ops, results);
+    fused->setLoc(loc);
     if (options.report)
       fused.emitRemark() << "fused " << ops.size() << " ops into "
                          << (group.kind == GroupKind::Elementwise ? "an " : "a ")
