@@ -80,14 +80,12 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
     return failure();
   }
   unsigned last = stop - std::begin(kStages);
-  if (options.fuse) {
-    if (error)
-      *error = "fuse=true: kgraph has no fusion pass yet; every op becomes "
-               "its own kernel (leave fuse off)";
-    return failure();
-  }
-
   // tiled
+  if (options.fuse) {
+    KGraphFuseOptions fuse;
+    fuse.report = options.fuseReport;
+    pm.addNestedPass<func::FuncOp>(createKGraphFuse(fuse));
+  }
   pm.addNestedPass<func::FuncOp>(createKGraphFormKernels());
   KGraphTileOptions tile;
   tile.target = options.target;

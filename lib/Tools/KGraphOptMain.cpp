@@ -2,7 +2,8 @@
 //
 // kgraph-opt is mlir-opt with three more flags:
 //   --tile=<target>   run kgraph-compile for an SM target from the table
-//   --fuse            group ops into fused kernels first
+//   --fuse            group ops into fused kernels first (kgraph-fuse)
+//   --fuse-report     with --fuse: remarks on what was fused and why not
 //   --emit=<stage>    tiled | gpu | nvvm print the IR after that stage;
 //                     ptx (default) writes -o <file>.ptx and <file>.plan.json
 // Without --tile it behaves exactly like mlir-opt.
@@ -38,6 +39,11 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<bool>
     fuseOps("fuse", llvm::cl::desc("Fuse ops into as few kernels as pays"),
             llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> fuseReport(
+    "fuse-report",
+    llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "
+                   "left alone, saying why"),
+    llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<std::string> emitStage(
     "emit",
     llvm::cl::desc("With --tile: tiled, gpu or nvvm print the IR after that "
@@ -78,20 +84,21 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   if (tileTarget.empty()) {
     if (fuseOps)
       return fail("--fuse needs --tile=<target>");
+    if (fuseReport)
+      return fail("--fuse-report needs --fuse --tile=<target>");
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   }
   if (!lookupSMTarget(tileTarget))
     return fail("unknown target '" + tileTarget +
                 "'; known targets: " + getKnownSMTargetNames());
-  if (fuseOps)
-    llvm::WithColor::warning(llvm::errs(), "kgraph-opt")
-        << "--fuse: no fusion pass exists yet; each op becomes its own "
-           "kernel\n";
+  if (fuseReport && !fuseOps)
+    return fail("--fuse-report needs --fuse");
 
   CompileOptions options;
   options.target = tileTarget;
-  // No fusion pass exists yet: --fuse only warns (above).
+  options.fuse = fuseOps;
+  options.fuseReport = fuseReport;
   options.cudaPath = cudaPath;
   bool emitPTX = emitStage == "ptx";
   if (emitPTX) {

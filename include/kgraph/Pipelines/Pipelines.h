@@ -18,6 +18,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("group ops into fused kernels"),
                     llvm::cl::init(false)};
+  Option<bool> fuseReport{
+      *this, "fuse-report",
+      llvm::cl::desc("with fuse: a remark per group formed and per kernel "
+                     "op left alone (kgraph-fuse{report=true})"),
+      llvm::cl::init(false)};
   Option<std::string> stopAfter{
       *this, "stop-after",
       llvm::cl::desc("last stage: tiled, gpu, nvvm or binary"),
@@ -36,7 +41,7 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 std::string findCUDAToolkit(llvm::StringRef preferred = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
-///   tiled:  kgraph-form-kernels, kgraph-tile            (kgraph on tensors)
+///   tiled:  [kgraph-fuse,] kgraph-form-kernels, kgraph-tile (kgraph on tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
 ///   nvvm:   nvvm-attach-target, convert-gpu-to-nvvm ... (llvm + nvvm)
 ///   binary: gpu-module-to-binary{format=isa}            (PTX in gpu.binary)

@@ -5,6 +5,54 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KGraphFuse : Pass<"kgraph-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Group kernel ops into as few kgraph.fused kernels as pays";
+  let description = [{
+    Forms `kgraph.fused` groups of the kinds of docs/fusion.md, in this
+    order: stencil chains (conv2d/pool2d of stride 1, same size, window at
+    most 7x7, at most 4 channels, with elementwise ops on the same grid),
+    GEMM groups (one matmul or non-stencil conv2d with its elementwise
+    epilogue of the result's shape and, for matmul, up to two cast / scale
+    prologue ops per operand), reduction groups (one reduce with elementwise
+    producers and consumers), then maximal elementwise groups (any DAG of
+    elementwise ops with broadcasting; a value also used outside becomes an
+    extra result). No group may both feed and consume another group or op
+    (checked on the graph of groups). A small elementwise cone (at most
+    `max-recompute` ops) is cloned into a consumer group where that avoids a
+    cycle or a round trip through memory (a shared prologue op, a shared
+    reduce producer); a matmul, conv2d, pool2d or reduce is never cloned.
+    One-op groups are not formed: kgraph-form-kernels wraps what is left.
+
+    With `report=true` every group formed gets a remark listing its ops by
+    name and location, and every kernel op left alone a remark saying why.
+
+    Before:
+    ```mlir
+    %0 = kgraph.matmul %a, %b : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    %1 = kgraph.add %0, %bias : tensor<64x128xf32>, tensor<128xf32>
+    %2 = kgraph.relu %1 : tensor<64x128xf32>
+    ```
+    After:
+    ```mlir
+    %2 = kgraph.fused (%a, %b, %bias) : (...) -> tensor<64x128xf32> {
+    ^bb0(%x: tensor<64x32xf16>, %y: tensor<32x128xf16>, %z: tensor<128xf32>):
+      %0 = kgraph.matmul %x, %y : ...
+      %1 = kgraph.add %0, %z : ...
+      %r = kgraph.relu %1 : tensor<64x128xf32>
+      kgraph.yield %r : tensor<64x128xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxRecompute", "max-recompute", "unsigned", /*default=*/"4",
+           "Most elementwise ops cloned into one group to recompute a value "
+           "(0: never recompute)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per group formed and per kernel op left alone">,
+  ];
+  let dependentDialects = ["::kgraph::KGraphDialect"];
+}
+
 def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Wrap every compute op that is not yet in a group into its own kgraph.fused";
   let description = [{

@@ -1,0 +1,95 @@
+//===- FusionRules.h - which ops kgraph-fuse may group ----------*- C++ -*-===//
+//
+// The predicates of the fused-group contract (docs/fusion.md): what a
+// stencil op is, what may join a GEMM group as epilogue or prologue, what
+// may join a reduction group. kgraph-fuse builds groups with them; tiling,
+// lowering and tests use the same functions to classify a group.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_DIALECT_KGRAPH_TRANSFORMS_FUSIONRULES_H
+#define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_FUSIONRULES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+
+#include <string>
+
+namespace kgraph {
+
+/// Largest stencil window (KH and KW) of a conv2d/pool2d in a stencil group.
+inline constexpr int64_t kMaxStencilWindow = 7;
+/// Largest channel count of any 4-D value in a stencil group.
+inline constexpr int64_t kMaxStencilChannels = 4;
+/// Ops on the path from a block argument to a matmul operand (prologue).
+inline constexpr unsigned kMaxPrologueOps = 2;
+
+/// Options of kgraph-fuse (the pass options of the same names).
+struct FusionOptions {
+  /// Most elementwise ops cloned into one group to recompute a value that
+  /// another group also uses (0 disables recomputation).
+  unsigned maxRecompute = 4;
+  /// Emit a remark per group formed and per kernel op left alone.
+  bool report = false;
+};
+
+/// True if `shape` broadcasts (numpy, right-aligned) to `target`: rank not
+/// larger and every dimension equal or 1.
+bool broadcastsTo(llvm::ArrayRef<int64_t> shape,
+                  llvm::ArrayRef<int64_t> target);
+
+/// True if `value` is an `arith.constant` splat tensor.
+bool isSplatConstant(mlir::Value value);
+
+/// True for a conv2d or pool2d that a stencil group may hold: strides 1,
+/// output H,W equal to input H,W, window at most 7x7, channels at most 4,
+/// and for conv2d dilations 1 and groups 1. Otherwise false, with the
+/// reason in `whyNot` when given (e.g. "64 input channels").
+bool isStencilOp(mlir::Operation *op, std::string *whyNot = nullptr);
+
+/// True for the anchor of a GEMM group: a kgraph.matmul, or a kgraph.conv2d
+/// that is not a stencil op.
+bool isGemmAnchor(mlir::Operation *op);
+
+/// True for a prologue op of a matmul operand: a kgraph.cast, or a kgraph.mul
+/// of a same-shaped value by a splat constant that broadcasts to it.
+bool isPrologueOp(mlir::Operation *op);
+
+/// The operand of a prologue op that carries the data (not the constant).
+mlir::Value getPrologueInput(mlir::Operation *op);
+
+/// True if `op` is elementwise, its result has exactly `shape`, and every
+/// operand not in `inGroup` broadcasts to `shape`. This is the rule for an
+/// epilogue op of a GEMM group (shape = the anchor result's) and for a
+/// producer (shape = the reduce input's) or consumer (shape = the reduce
+/// result's) of a reduction group.
+bool isEpilogueCandidate(mlir::Operation *op, llvm::ArrayRef<int64_t> shape,
+                         llvm::function_ref<bool(mlir::Value)> inGroup);
+
+/// The N, H, W of a 4-D value of `layout` (0 nchw, 1 nhwc) and its channels.
+struct StencilGrid {
+  int64_t n = 0, h = 0, w = 0;
+  unsigned layout = 0;
+  bool operator==(const StencilGrid &o) const {
+    return n == o.n && h == o.h && w == o.w && layout == o.layout;
+  }
+};
+
+/// The grid of a stencil op's input (and output).
+StencilGrid getStencilGrid(mlir::Operation *stencilOp);
+
+/// True if `op` is elementwise, its result is 4-D on `grid` with at most 4
+/// channels, and every operand not in `inGroup` has the result's shape or is
+/// a splat constant that broadcasts to it.
+bool isStencilElementwiseOp(mlir::Operation *op, const StencilGrid &grid,
+                            llvm::function_ref<bool(mlir::Value)> inGroup);
+
+/// Groups the kernel ops of `func` into kgraph.fused ops (the kgraph-fuse
+/// pass). Ops it leaves alone are left for kgraph-form-kernels. Never fails on
+/// verifier-valid IR.
+void fuseFunction(mlir::func::FuncOp func, const FusionOptions &options);
+
+} // namespace kgraph
+
+#endif // KGRAPH_DIALECT_KGRAPH_TRANSFORMS_FUSIONRULES_H

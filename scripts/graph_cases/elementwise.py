@@ -1,0 +1,120 @@
+"""Elementwise graphs that kgraph-fuse turns into one kernel (issue 5): the
+issue's 5-op chain with a broadcast row (benchmarked at 64M elements), odd
+sizes, f16, multi-use DAGs and several results."""
+
+import torch
+
+from graph_case import GraphCase, Input
+
+
+def gelu_chain(x, y, z):
+    # gelu(x * 1.5 + 0.25) * y + z, z broadcast as a row.
+    return torch.nn.functional.gelu(x * 1.5 + 0.25) * y + z
+
+
+def _chain_mlir(rows, cols, dt):
+    t = f"tensor<{rows}x{cols}x{dt}>"
+    return f"""func.func @main(%x: {t}, %y: {t}, %z: tensor<{cols}x{dt}>) -> {t} {{
+  %c0 = arith.constant dense<1.5> : tensor<{dt}>
+  %c1 = arith.constant dense<0.25> : tensor<{dt}>
+  %0 = kgraph.mul %x, %c0 : {t}, tensor<{dt}>
+  %1 = kgraph.add %0, %c1 : {t}, tensor<{dt}>
+  %2 = kgraph.gelu %1 : {t}
+  %3 = kgraph.mul %2, %y : {t}, {t}
+  %4 = kgraph.add %3, %z : {t}, tensor<{cols}x{dt}>
+  return %4 : {t}
+}}"""
+
+
+def _chain_case(name, rows, cols, dt, tol, bench=False, memcheck=True):
+    return GraphCase(
+        name, _chain_mlir(rows, cols, dt),
+        [Input("x", [rows, cols], dt), Input("y", [rows, cols], dt),
+         Input("z", [cols], dt)],
+        gelu_chain, kernels=1, tol=tol, bench=bench, memcheck=memcheck)
+
+
+def dag_two_results(x, y):
+    # a = tanh(x) is used three times and is itself a result.
+    a = torch.tanh(x)
+    b = a + y
+    return torch.sigmoid(a * b), a
+
+
+def dag_diamond(x, y):
+    # Two branches of x meeting again, with a column broadcast.
+    e = torch.exp(-x * x)
+    s = torch.sqrt(torch.abs(x) + 1.0)
+    return (e * s - y).clamp(-0.5, 0.5)
+
+
+def dag_select(x, t):
+    # compare / select on a shared value, a per-row threshold.
+    m = torch.maximum(x, -x)
+    return torch.where(m > t, m, torch.zeros_like(m)), m * 2.0
+
+
+CASES = [
+    # The issue's case: 64M f32 elements (8192 x 8192), one kernel.
+    _chain_case("ew_gelu_chain_f32_8192x8192", 8192, 8192, "f32",
+                tol=(1e-5, 1e-6), bench=True, memcheck=False),
+    _chain_case("ew_gelu_chain_f32_37x1001", 37, 1001, "f32",
+                tol=(1e-5, 1e-6)),
+    _chain_case("ew_gelu_chain_f16_33x4097", 33, 4097, "f16",
+                tol=(2e-2, 2e-2)),
+    _chain_case("ew_gelu_chain_f16_4096x4096", 4096, 4096, "f16",
+                tol=(2e-2, 2e-2), bench=True, memcheck=False),
+    GraphCase(
+        "ew_dag_two_results_f32_1003",
+        """func.func @main(%x: tensor<1003xf32>, %y: tensor<1003xf32>) -> (tensor<1003xf32>, tensor<1003xf32>) {
+  %a = kgraph.tanh %x : tensor<1003xf32>
+  %b = kgraph.add %a, %y : tensor<1003xf32>, tensor<1003xf32>
+  %c = kgraph.mul %a, %b : tensor<1003xf32>, tensor<1003xf32>
+  %d = kgraph.sigmoid %c : tensor<1003xf32>
+  return %d, %a : tensor<1003xf32>, tensor<1003xf32>
+}""",
+        [Input("x", [1003], "f32", lo=-3, hi=3), Input("y", [1003], "f32")],
+        dag_two_results, kernels=1, tol=(1e-5, 1e-6)),
+    GraphCase(
+        "ew_dag_two_results_f16_999",
+        """func.func @main(%x: tensor<999xf16>, %y: tensor<999xf16>) -> (tensor<999xf16>, tensor<999xf16>) {
+  %a = kgraph.tanh %x : tensor<999xf16>
+  %b = kgraph.add %a, %y : tensor<999xf16>, tensor<999xf16>
+  %c = kgraph.mul %a, %b : tensor<999xf16>, tensor<999xf16>
+  %d = kgraph.sigmoid %c : tensor<999xf16>
+  return %d, %a : tensor<999xf16>, tensor<999xf16>
+}""",
+        [Input("x", [999], "f16", lo=-3, hi=3), Input("y", [999], "f16")],
+        dag_two_results, kernels=1, tol=(1e-2, 1e-2)),
+    GraphCase(
+        "ew_dag_diamond_f32_65x129",
+        """func.func @main(%x: tensor<65x129xf32>, %y: tensor<65x1xf32>) -> tensor<65x129xf32> {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %n = kgraph.neg %x : tensor<65x129xf32>
+  %q = kgraph.mul %n, %x : tensor<65x129xf32>, tensor<65x129xf32>
+  %e = kgraph.exp %q : tensor<65x129xf32>
+  %a = kgraph.abs %x : tensor<65x129xf32>
+  %a1 = kgraph.add %a, %one : tensor<65x129xf32>, tensor<f32>
+  %s = kgraph.sqrt %a1 : tensor<65x129xf32>
+  %p = kgraph.mul %e, %s : tensor<65x129xf32>, tensor<65x129xf32>
+  %d = kgraph.sub %p, %y : tensor<65x129xf32>, tensor<65x1xf32>
+  %r = kgraph.clamp %d {max = 5.000000e-01 : f64, min = -5.000000e-01 : f64} : tensor<65x129xf32>
+  return %r : tensor<65x129xf32>
+}""",
+        [Input("x", [65, 129], "f32"), Input("y", [65, 1], "f32")],
+        dag_diamond, kernels=1, tol=(1e-5, 1e-6)),
+    GraphCase(
+        "ew_dag_select_f32_31x257",
+        """func.func @main(%x: tensor<31x257xf32>, %t: tensor<31x1xf32>) -> (tensor<31x257xf32>, tensor<31x257xf32>) {
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %n = kgraph.neg %x : tensor<31x257xf32>
+  %m = kgraph.max %x, %n : tensor<31x257xf32>, tensor<31x257xf32>
+  %c = kgraph.compare gt, %m, %t : tensor<31x257xf32>, tensor<31x1xf32>
+  %r = kgraph.select %c, %m, %zero : tensor<31x257xi1>, tensor<31x257xf32>, tensor<f32>
+  %d = kgraph.mul %m, %two : tensor<31x257xf32>, tensor<f32>
+  return %r, %d : tensor<31x257xf32>, tensor<31x257xf32>
+}""",
+        [Input("x", [31, 257], "f32"), Input("t", [31, 1], "f32", lo=0, hi=1)],
+        dag_select, kernels=1, tol=(0, 0)),
+]

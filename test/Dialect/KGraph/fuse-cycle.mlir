@@ -1,0 +1,30 @@
+// RUN: kgraph-opt %s --pass-pipeline='builtin.module(func.func(kgraph-fuse{max-recompute=0 report=true}))' --verify-diagnostics | FileCheck %s
+
+// The diamond with recomputation off: grouping %a with %c would make the
+// group feed the matmul and consume its result, a cycle. Nothing is fused.
+// CHECK-LABEL: func @diamond
+// CHECK-NOT: kgraph.fused
+func.func @diamond(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  // expected-remark @below {{not fused: no producer or consumer it can be fused with}}
+  %a = kgraph.neg %x : tensor<64x64xf32>
+  // expected-remark @below {{not fused: no epilogue fused: its result has 2 users}}
+  %m = kgraph.matmul %a, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  // expected-remark @below {{not fused: not fused with the elementwise group of its operand #0: it would create a cycle}}
+  %c = kgraph.add %a, %m : tensor<64x64xf32>, tensor<64x64xf32>
+  return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// A cycle through a reduce: %e feeds the reduce, and %d consumes both %e and
+// the reduce result (softmax numerator). With recomputation off the reduce
+// cannot take %e (it has another user), and %d cannot join %e's group.
+// CHECK-LABEL: func @through_reduce
+// CHECK-NOT: kgraph.fused
+func.func @through_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @below {{not fused: not fused into the reduce as a producer: its result has other users and the recomputation budget is spent}}
+  %e = kgraph.exp %x : tensor<4x8xf32>
+  // expected-remark @below {{not fused: reduce with no elementwise producer or consumer to fuse}}
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<4x8xf32>
+  // expected-remark @below {{not fused: not fused with the elementwise group of its operand #0: it would create a cycle}}
+  %d = kgraph.div %e, %s : tensor<4x8xf32>, tensor<4x1xf32>
+  return %d : tensor<4x8xf32>
+}
