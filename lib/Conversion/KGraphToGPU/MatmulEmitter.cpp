@@ -191,8 +191,9 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
     return failure();
   FailureOr<GemmGroup> g = getGemmGroup(group);
   if (failed(g))
-    return group.emitOpError("computes a kgraph.conv2d whose groups do not "
-                             "divide its channels");
+    // Only a conv2d whose groups do not divide its channels, which its
+    // verifier rejects.
+    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
   Operation *op = g->op;
   const GemmProblem &p = g->p;
   std::string whyNot;
@@ -434,11 +435,11 @@ private:
   }
   void commit(OpBuilder &b);
   void wait(OpBuilder &b, int64_t pending);
-  /// Applies the prologue `ops` of an operand to one element loaded from
-  /// its group input (storage type of `sourceType`); returns it in the
-  /// GEMM operand type `elem`.
-  Value applyPrologue(OpBuilder &b, ArrayRef<Operation *> ops, Value loaded,
-                      Type sourceType, Type elem);
+  /// Applies the prologue `ops` of an operand to one element `loaded` (in
+  /// storage type) of its group input `source`; returns it in the GEMM
+  /// operand type `elem`.
+  Value applyPrologue(OpBuilder &b, ArrayRef<Operation *> ops, Value source,
+                      Value loaded, Type elem);
   SmallVector<Value> compute(OpBuilder &b, Value stage, ArrayRef<Value> acc);
   LogicalResult epilogue(OpBuilder &b, ArrayRef<Value> acc);
   /// The `lanes.size()` consecutive-column elements of `v` (the anchor
@@ -556,8 +557,6 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       isA ? gemm.parts.lhsPrologue : gemm.parts.rhsPrologue;
   bool async = isA ? asyncA : asyncB;
   Type sourceType = llvm::cast<MemRefType>(flat.getType()).getElementType();
-  Type sourceElem = llvm::cast<ShapedType>((isA ? gemm.lhs : gemm.rhs).getType())
-                        .getElementType();
 
   for (int64_t first = 0; first < chunks; first += threads) {
     Value chunk = im.add(tid, first);
@@ -604,7 +603,8 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
           } else if (valid) {
             ok = m.ult(m.c(e), valid);
           }
-          Value v = applyPrologue(nb, prologue, loaded[e], sourceElem, elem);
+          Value v = applyPrologue(nb, prologue, isA ? gemm.lhs : gemm.rhs,
+                                  loaded[e], elem);
           if (ok)
             v = arith::SelectOp::create(nb, loc, ok, v, zero);
           memref::StoreOp::create(nb, loc, v, tile,
@@ -665,12 +665,14 @@ SmallVector<Value> MatmulKernelBuilder::compute(OpBuilder &b, Value stage,
 
 Value MatmulKernelBuilder::applyPrologue(OpBuilder &b,
                                          ArrayRef<Operation *> ops,
-                                         Value loaded, Type sourceType,
+                                         Value source, Value loaded,
                                          Type elem) {
   // Exactly the elementwise ops one at a time: compute type, rounded to each
   // op's result type (analyzeGemmGroup admits casts and muls by a splat).
-  Value v = toComputeType(b, loc, loaded, sourceType);
-  Value chain = ops.empty() ? Value() : ops.front()->getOperand(0);
+  // `chain` is the group value `v` holds an element of.
+  Value chain = source;
+  Value v = toComputeType(
+      b, loc, loaded, llvm::cast<ShapedType>(source.getType()).getElementType());
   for (Operation *op : ops) {
     SmallVector<Value> x;
     for (Value operand : op->getOperands()) {
