@@ -31,6 +31,15 @@
 // ldmatrix (.trans where the stored rows run along K) turns either layout
 // into mma fragments.
 //
+// A group may fuse elementwise ops around its GEMM (GemmGroup.h). The
+// epilogue evaluates them per accumulator element in registers before the
+// single store (ScalarOps.h: the accumulator rounded to the anchor's result
+// type, every op computed in f32/i32 and rounded to its own type); their
+// other inputs are read at the output element's coordinates. A matmul
+// operand with a prologue (cast, scale) is staged synchronously through
+// registers and converted on the way, since cp.async only copies bytes:
+// its loads no longer overlap the previous stage's math.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MatmulKernel.h"
