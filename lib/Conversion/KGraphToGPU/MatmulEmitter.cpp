@@ -31,9 +31,20 @@
 // ldmatrix (.trans where the stored rows run along K) turns either layout
 // into mma fragments.
 //
+// A group may fuse elementwise ops around its GEMM (GemmGroup.h). The
+// epilogue evaluates them per accumulator element in registers before the
+// single store (ScalarOps.h: the accumulator rounded to the anchor's result
+// type, every op computed in f32/i32 and rounded to its own type); their
+// other inputs are read at the output element's coordinates. A matmul
+// operand with a prologue (cast, scale) is staged synchronously through
+// registers and converted on the way, since cp.async only copies bytes:
+// its loads no longer overlap the previous stage's math.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MatmulKernel.h"
+#include "ScalarOps.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -68,11 +79,15 @@ struct ConvGeometry {
   }
 };
 
-/// What a GEMM kernel group computes: the GEMM, the operands, and for a
-/// conv2d its geometry.
+/// What a GEMM kernel group computes: the GEMM, the group inputs of its
+/// operands, its prologues and epilogue, and for a conv2d its geometry.
 struct GemmGroup {
   Operation *op = nullptr;
-  Value lhs, rhs; // A (matmul lhs / conv input), B (matmul rhs / conv filter)
+  /// The group inputs A (matmul lhs / conv input) and B (matmul rhs / conv
+  /// filter) are read from; a prologue converts them to the GEMM's operand
+  /// types (p.aType, p.bType).
+  BlockArgument lhs, rhs;
+  GemmGroupParts parts;
   GemmProblem p;
   std::optional<ConvGeometry> conv;
 };
@@ -80,16 +95,16 @@ struct GemmGroup {
 } // namespace
 
 static FailureOr<GemmGroup> getGemmGroup(FusedOp group) {
-  Block &body = group.getBody().front();
-  auto ops = body.without_terminator();
-  if (!llvm::hasSingleElement(ops))
+  FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group, /*emitErrors=*/false);
+  if (failed(parts))
     return failure();
-  Operation *op = &*ops.begin();
+  Operation *op = parts->anchor;
   GemmGroup g;
   g.op = op;
+  g.parts = *parts;
+  g.lhs = parts->lhsSource;
+  g.rhs = parts->rhsSource;
   if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
-    g.lhs = matmul.getLhs();
-    g.rhs = matmul.getRhs();
     g.p = *getProblem(matmul);
     return g;
   }
@@ -124,8 +139,6 @@ static FailureOr<GemmGroup> getGemmGroup(FusedOp group) {
   if (c.groups <= 0 || c.channels % c.groups || c.filters % c.groups)
     return failure();
 
-  g.lhs = conv.getInput();
-  g.rhs = conv.getFilter();
   GemmProblem &p = g.p;
   p.batch = c.groups;
   p.m = c.batch * c.outH * c.outW;
@@ -185,11 +198,14 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
 
 LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
                                        const SMTarget *target) {
+  // The contract's diagnostics first (analyzeGemmGroup).
+  if (failed(analyzeGemmGroup(group)))
+    return failure();
   FailureOr<GemmGroup> g = getGemmGroup(group);
   if (failed(g))
-    return group.emitOpError("a matmul kernel group must hold exactly one "
-                             "kgraph.matmul or kgraph.conv2d (epilogue fusion "
-                             "is not implemented yet)");
+    // Only a conv2d whose groups do not divide its channels, which its
+    // verifier rejects.
+    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
   Operation *op = g->op;
   const GemmProblem &p = g->p;
   std::string whyNot;
@@ -409,11 +425,13 @@ namespace {
 /// The kernel skeleton.
 class MatmulKernelBuilder {
 public:
+  /// `asyncA`/`asyncB`: the operand's tiles are copied with cp.async.
   MatmulKernelBuilder(FusedOp group, const GemmGroup &gemm,
                       MatmulConfigAttr config, gpu::GPUFuncOp kernel,
-                      bool asyncCopies)
+                      bool asyncA, bool asyncB)
       : group(group), gemm(gemm), config(config), kernel(kernel),
-        asyncCopies(asyncCopies), p(gemm.p), loc(group.getLoc()) {}
+        asyncA(asyncA), asyncB(asyncB), asyncCopies(asyncA || asyncB),
+        p(gemm.p), loc(group.getLoc()) {}
 
   LogicalResult build();
 
@@ -429,14 +447,35 @@ private:
   }
   void commit(OpBuilder &b);
   void wait(OpBuilder &b, int64_t pending);
+  /// Applies the prologue `ops` of an operand to one element `loaded` (in
+  /// storage type) of its group input `source`; returns it in the GEMM
+  /// operand type `elem`.
+  Value applyPrologue(OpBuilder &b, ArrayRef<Operation *> ops, Value source,
+                      Value loaded, Type elem);
   SmallVector<Value> compute(OpBuilder &b, Value stage, ArrayRef<Value> acc);
-  void epilogue(OpBuilder &b, ArrayRef<Value> acc);
+  LogicalResult epilogue(OpBuilder &b, ArrayRef<Value> acc);
+  /// The `lanes.size()` consecutive-column elements of `v` (the anchor
+  /// result or an epilogue value or input) at GEMM element (row, col ..), in
+  /// compute type; `acc` holds the accumulators of those elements, `ok` (if
+  /// non-empty) which of them exist.
+  struct EpilogueRow {
+    Value row, col;
+    SmallVector<Value> acc, ok;
+    bool checked;
+    DenseMap<Value, SmallVector<Value>> memo;
+  };
+  FailureOr<SmallVector<Value>> evaluateEpilogue(OpBuilder &b, Value v,
+                                                 EpilogueRow &at);
+  /// Loads the elements of group input `arg` (broadcast to the result
+  /// shape) that the epilogue row `at` needs.
+  SmallVector<Value> loadEpilogueInput(OpBuilder &b, BlockArgument arg,
+                                       EpilogueRow &at);
 
   FusedOp group;
   GemmGroup gemm;
   MatmulConfigAttr config;
   gpu::GPUFuncOp kernel;
-  bool asyncCopies;
+  bool asyncA, asyncB, asyncCopies;
   GemmProblem p;
   Location loc;
   std::unique_ptr<WarpMma> mma;
@@ -444,6 +483,8 @@ private:
   ResultAccess cAccess;
 
   Value flatA, flatB, flatC;
+  /// Flat views of the group inputs the epilogue reads.
+  DenseMap<Value, Value> flatInputs;
   Value aTile, bTile; // shared-memory views [stage][row][col]
   Value tid, lane, warpRow, warpCol, rowBase, colBase, batch;
 };
@@ -524,6 +565,10 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
   int64_t chunks = rows * chunksPerRow;
   int64_t threads = config.getNumThreads();
   bool bypassL1 = lw * byteWidth(elem) == 16;
+  ArrayRef<Operation *> prologue =
+      isA ? gemm.parts.lhsPrologue : gemm.parts.rhsPrologue;
+  bool async = isA ? asyncA : asyncB;
+  Type sourceType = llvm::cast<MemRefType>(flat.getType()).getElementType();
 
   for (int64_t first = 0; first < chunks; first += threads) {
     Value chunk = im.add(tid, first);
@@ -535,7 +580,7 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       // zero-filled.
       auto [src, valid] = access.locate(m, batch, m.add(originRow, r),
                                         m.add(originCol, cc), lw);
-      if (asyncCopies) {
+      if (async) {
         nvgpu::DeviceAsyncCopyOp::create(
             nb, loc, nvgpu::DeviceAsyncTokenType::get(nb.getContext()), tile,
             mma->tileIndices(m, isA, stage, r, cc), flat, ValueRange{src},
@@ -543,8 +588,44 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
             bypassL1 ? nb.getUnitAttr() : UnitAttr());
         return;
       }
-      // Synchronous copy, element by element, zero where missing.
       Value zero = arith::ConstantOp::create(nb, loc, nb.getZeroAttr(elem));
+      if (!prologue.empty()) {
+        // Synchronous copy through the prologue: the input's elements are
+        // not the bytes the mma reads, so cp.async cannot move them. A run
+        // that exists whole is one vector load (aligned: runs start at
+        // multiples of lw); missing elements are zero in the mma type.
+        SmallVector<Value> loaded;
+        if (!valid && lw > 1) {
+          Value vec = vector::LoadOp::create(
+              nb, loc, VectorType::get({lw}, sourceType), flat, src,
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(lw * byteWidth(sourceType)));
+          for (int64_t e = 0; e < lw; ++e)
+            loaded.push_back(vector::ExtractOp::create(nb, loc, vec, e));
+        }
+        for (int64_t e = 0; e < lw; ++e) {
+          Value ok;
+          if (loaded.size() < size_t(lw)) {
+            Value at = m.add(src, e);
+            if (valid) {
+              ok = m.ult(m.c(e), valid);
+              at = m.select(ok, at, m.c(0));
+            }
+            loaded.push_back(memref::LoadOp::create(nb, loc, flat, at));
+          } else if (valid) {
+            ok = m.ult(m.c(e), valid);
+          }
+          Value v = applyPrologue(nb, prologue, isA ? gemm.lhs : gemm.rhs,
+                                  loaded[e], elem);
+          if (ok)
+            v = arith::SelectOp::create(nb, loc, ok, v, zero);
+          memref::StoreOp::create(
+              nb, loc, v, tile,
+              mma->tileIndices(m, isA, stage, r, m.add(cc, e)));
+        }
+        return;
+      }
+      // Synchronous copy, element by element, zero where missing.
       for (int64_t e = 0; e < lw; ++e) {
         Value at = m.add(src, e);
         Value v;
@@ -598,7 +679,203 @@ SmallVector<Value> MatmulKernelBuilder::compute(OpBuilder &b, Value stage,
   return values;
 }
 
-void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
+Value MatmulKernelBuilder::applyPrologue(OpBuilder &b,
+                                         ArrayRef<Operation *> ops,
+                                         Value source, Value loaded,
+                                         Type elem) {
+  // Exactly the elementwise ops one at a time: compute type, rounded to each
+  // op's result type (analyzeGemmGroup admits casts and muls by a splat).
+  // `chain` is the group value `v` holds an element of.
+  Value chain = source;
+  Value v = toComputeType(
+      b, loc, loaded, llvm::cast<ShapedType>(source.getType()).getElementType());
+  for (Operation *op : ops) {
+    SmallVector<Value> x;
+    for (Value operand : op->getOperands()) {
+      if (auto cst = operand.getDefiningOp<arith::ConstantOp>();
+          cst && operand != chain)
+        x.push_back(*emitSplatConstant(b, loc, cst));
+      else
+        x.push_back(v);
+    }
+    Type resultType =
+        llvm::cast<ShapedType>(op->getResult(0).getType()).getElementType();
+    v = roundToType(b, loc, *emitScalarOp(b, loc, op, x), resultType);
+    chain = op->getResult(0);
+  }
+  return toStorageType(b, loc, v, elem);
+}
+
+namespace {
+/// Result dimensions [first, first + count) whose row-major linear index
+/// (over those dimensions) is `linear`.
+struct CoordGroup {
+  int64_t first, count;
+  Value linear;
+};
+} // namespace
+
+SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
+                                                          BlockArgument arg,
+                                                          EpilogueRow &at) {
+  IndexMath m{b, loc};
+  auto outType = llvm::cast<ShapedType>(gemm.op->getResult(0).getType());
+  ArrayRef<int64_t> out = outType.getShape();
+  auto argType = llvm::cast<ShapedType>(arg.getType());
+  int64_t rank = out.size();
+  // The input's shape right-aligned against the result, and its strides.
+  SmallVector<int64_t> in(rank - argType.getRank(), 1);
+  llvm::append_range(in, argType.getShape());
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * in[d + 1];
+
+  // The result coordinates of GEMM element (batch, row, col): a matmul's
+  // are (batch?, row, col); a conv2d's row is the pixel (n, oh, ow) and its
+  // channel is batch * F/groups + col.
+  SmallVector<CoordGroup> rowGroups, colGroups;
+  auto colGroupsAt = [&](Value col) {
+    SmallVector<CoordGroup> groups;
+    if (!gemm.conv) {
+      groups.push_back({rank - 1, 1, col});
+      return groups;
+    }
+    Value channel = p.batch == 1
+                        ? col
+                        : m.add(m.mul(batch, gemm.conv->filtersPerGroup()), col);
+    groups.push_back({gemm.conv->nhwc ? 3 : 1, 1, channel});
+    return groups;
+  };
+  if (!gemm.conv) {
+    if (rank == 3)
+      rowGroups.push_back({0, 1, batch});
+    rowGroups.push_back({rank - 2, 1, at.row});
+  } else if (gemm.conv->nhwc) {
+    rowGroups.push_back({0, 3, at.row});
+  } else {
+    int64_t pixels = gemm.conv->outH * gemm.conv->outW;
+    rowGroups.push_back({0, 1, m.div(at.row, pixels)});
+    rowGroups.push_back({2, 2, m.rem(at.row, pixels)});
+  }
+  // The offset of a coordinate group in the input: nothing where the input
+  // is broadcast along all of it, the linear index times the innermost
+  // stride where it matches the result along all of it, else per dimension.
+  auto offset = [&](const CoordGroup &g) -> Value {
+    bool broadcast = true, matches = true;
+    for (int64_t d = g.first; d < g.first + g.count; ++d) {
+      broadcast &= in[d] == 1;
+      matches &= in[d] == out[d];
+    }
+    if (broadcast)
+      return Value();
+    if (matches)
+      return m.mul(g.linear, strides[g.first + g.count - 1]);
+    Value sum;
+    int64_t inner = 1;
+    for (int64_t d = g.first + g.count - 1; d >= g.first; --d) {
+      if (in[d] != 1) {
+        Value coord = m.div(g.linear, inner);
+        if (d != g.first)
+          coord = m.rem(coord, out[d]);
+        coord = m.mul(coord, strides[d]);
+        sum = sum ? m.add(sum, coord) : coord;
+      }
+      inner *= out[d];
+    }
+    return sum;
+  };
+  auto sumOffsets = [&](ArrayRef<CoordGroup> groups, Value init) {
+    Value sum = init;
+    for (const CoordGroup &g : groups)
+      if (Value o = offset(g))
+        sum = sum ? m.add(sum, o) : o;
+    return sum;
+  };
+  Value rowOffset = sumOffsets(rowGroups, Value());
+  auto indexAt = [&](int64_t e) {
+    Value idx = sumOffsets(colGroupsAt(e == 0 ? at.col : m.add(at.col, e)),
+                           rowOffset);
+    return idx ? idx : m.c(0);
+  };
+
+  Value flat = flatInputs.lookup(arg);
+  Type storage = llvm::cast<MemRefType>(flat.getType()).getElementType();
+  int64_t lanes = at.acc.size();
+  int64_t channelDim = gemm.conv ? (gemm.conv->nhwc ? 3 : 1) : rank - 1;
+  bool colBroadcast = in[channelDim] == 1;
+  SmallVector<Value> loaded;
+  auto clamp = [&](Value idx, int64_t e) {
+    // Missing elements read element 0: they are computed but not stored.
+    return at.checked ? m.select(at.ok[e], idx, m.c(0)) : idx;
+  };
+  if (colBroadcast) {
+    // One element for the whole run (missing elements come last).
+    loaded.assign(lanes, memref::LoadOp::create(b, loc, flat,
+                                                clamp(indexAt(0), 0))
+                             .getResult());
+  } else if (!at.checked && lanes > 1 && channelDim == rank - 1 &&
+             in[channelDim] % lanes == 0 &&
+             (!gemm.conv || gemm.conv->filtersPerGroup() % lanes == 0)) {
+    // Consecutive columns are consecutive elements: one aligned vector load
+    // (runs start at multiples of `lanes`, see ResultAccess).
+    Value vec = vector::LoadOp::create(
+        b, loc, VectorType::get({lanes}, storage), flat, indexAt(0),
+        /*nontemporal=*/false, llvm::MaybeAlign(lanes * byteWidth(storage)));
+    for (int64_t e = 0; e < lanes; ++e)
+      loaded.push_back(vector::ExtractOp::create(b, loc, vec, e));
+  } else {
+    for (int64_t e = 0; e < lanes; ++e)
+      loaded.push_back(
+          memref::LoadOp::create(b, loc, flat, clamp(indexAt(e), e)));
+  }
+  for (Value &v : loaded)
+    v = toComputeType(b, loc, v, argType.getElementType());
+  return loaded;
+}
+
+FailureOr<SmallVector<Value>>
+MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
+  if (auto it = at.memo.find(v); it != at.memo.end())
+    return it->second;
+  SmallVector<Value> lanes;
+  if (v == gemm.op->getResult(0)) {
+    // The anchor's result as the op alone computes it: the accumulator
+    // rounded to the result element type.
+    for (Value acc : at.acc)
+      lanes.push_back(roundToType(b, loc, acc, p.cType));
+  } else if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+    lanes = loadEpilogueInput(b, arg, at);
+  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+    FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
+    if (failed(scalar))
+      return cst.emitOpError("only splat tensor constants can be used inside "
+                             "a kernel group");
+    lanes.assign(at.acc.size(), *scalar);
+  } else {
+    Operation *op = v.getDefiningOp();
+    SmallVector<SmallVector<Value>> operands;
+    for (Value operand : op->getOperands()) {
+      FailureOr<SmallVector<Value>> l = evaluateEpilogue(b, operand, at);
+      if (failed(l))
+        return failure();
+      operands.push_back(*l);
+    }
+    Type resultType = llvm::cast<ShapedType>(v.getType()).getElementType();
+    for (size_t e = 0; e < at.acc.size(); ++e) {
+      SmallVector<Value> x;
+      for (auto &l : operands)
+        x.push_back(l[e]);
+      FailureOr<Value> r = emitScalarOp(b, loc, op, x);
+      if (failed(r))
+        return failure();
+      lanes.push_back(roundToType(b, loc, *r, resultType));
+    }
+  }
+  at.memo[v] = lanes;
+  return lanes;
+}
+
+LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
   IndexMath im{b, loc};
   // Whole block tile inside C: stores need no bounds checks (always so when
   // the tiles divide C).
@@ -610,7 +887,13 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         b, loc, im.ult(im.add(rowBase, config.getTileM() - 1), im.c(p.m)),
         im.ult(im.add(colBase, config.getTileN() - 1), im.c(p.n)));
   auto ifOp = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
-  unsigned cBytes = byteWidth(p.cType);
+  // The stored value: the anchor result, or the epilogue's, evaluated per
+  // accumulator element in registers (ScalarOps.h) before the one store.
+  Value result = gemm.parts.result;
+  bool plain = result == gemm.op->getResult(0);
+  Type outType = getStorageElementType(
+      llvm::cast<ShapedType>(result.getType()).getElementType());
+  unsigned cBytes = byteWidth(outType);
   for (bool checked : {false, true}) {
     OpBuilder nb = checked ? ifOp.getElseBodyBuilder() : ifOp.getThenBodyBuilder();
     IndexMath m{nb, loc};
@@ -623,38 +906,57 @@ void MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         Value row = m.add(m.add(rowBase, warpRow), r);
         Value col = m.add(m.add(colBase, warpCol), c);
         Value base = cAccess.locate(m, batch, row, col);
-        SmallVector<Value> vals;
+        EpilogueRow at;
+        at.row = row;
+        at.col = col;
+        at.checked = checked;
         for (int64_t e = 0; e < cols; ++e) {
-          Value v = vector::ExtractOp::create(nb, loc, acc[i],
-                                              ArrayRef<int64_t>{h, e});
-          if (v.getType() != p.cType)
-            v = llvm::isa<FloatType>(p.cType)
-                    ? Value(arith::TruncFOp::create(nb, loc, p.cType, v))
-                    : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
-          vals.push_back(v);
+          at.acc.push_back(vector::ExtractOp::create(nb, loc, acc[i],
+                                                     ArrayRef<int64_t>{h, e}));
+          if (checked)
+            at.ok.push_back(arith::AndIOp::create(
+                nb, loc, m.ult(row, m.c(p.m)), m.ult(m.add(col, e), m.c(p.n))));
+        }
+        SmallVector<Value> vals;
+        if (plain) {
+          for (Value v : at.acc) {
+            if (v.getType() != p.cType)
+              v = llvm::isa<FloatType>(p.cType)
+                      ? Value(arith::TruncFOp::create(nb, loc, p.cType, v))
+                      : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
+            vals.push_back(v);
+          }
+        } else {
+          FailureOr<SmallVector<Value>> lanes =
+              evaluateEpilogue(nb, result, at);
+          if (failed(lanes))
+            return failure();
+          Type resultType =
+              llvm::cast<ShapedType>(result.getType()).getElementType();
+          for (Value v : *lanes)
+            vals.push_back(toStorageType(nb, loc, v, resultType));
         }
         if (!checked && cols > 1 && cAccess.hasAlignedRuns(cols)) {
-          auto vt = VectorType::get({cols}, p.cType);
+          auto vt = VectorType::get({cols}, outType);
           Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
           vector::StoreOp::create(nb, loc, vec, flatC, base, false,
                                   llvm::MaybeAlign(cols * cBytes));
           continue;
         }
         for (int64_t e = 0; e < cols; ++e) {
-          Value at = m.add(base, e * cAccess.colStride);
+          Value idx = m.add(base, e * cAccess.colStride);
           if (!checked) {
-            memref::StoreOp::create(nb, loc, vals[e], flatC, at);
+            memref::StoreOp::create(nb, loc, vals[e], flatC, idx);
             continue;
           }
-          Value ok = arith::AndIOp::create(nb, loc, m.ult(row, m.c(p.m)),
-                                           m.ult(m.add(col, e), m.c(p.n)));
-          auto guard = scf::IfOp::create(nb, loc, ok, false);
+          auto guard = scf::IfOp::create(nb, loc, at.ok[e], false);
           OpBuilder gb = guard.getThenBodyBuilder();
-          memref::StoreOp::create(gb, loc, vals[e], flatC, at);
+          memref::StoreOp::create(gb, loc, vals[e], flatC, idx);
         }
       }
     }
   }
+  return success();
 }
 
 LogicalResult MatmulKernelBuilder::build() {
@@ -683,6 +985,10 @@ LogicalResult MatmulKernelBuilder::build() {
   flatA = flatten(argOf(gemm.lhs));
   flatB = flatten(argOf(gemm.rhs));
   flatC = flatten(entry.getArgument(body.getNumArguments()));
+  for (Operation *op : gemm.parts.epilogue)
+    for (Value operand : op->getOperands())
+      if (llvm::isa<BlockArgument>(operand) && !flatInputs.count(operand))
+        flatInputs[operand] = flatten(argOf(operand));
 
   // Shared memory: the A stages, then the B stages.
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
@@ -786,7 +1092,9 @@ LogicalResult MatmulKernelBuilder::build() {
   // Drain: the groups still pending are empty, but leave nothing in flight.
   commit(b);
   wait(b, 0);
-  epilogue(b, mma->finish(b, loc, SmallVector<Value>(loop.getResults())));
+  if (failed(epilogue(b, mma->finish(b, loc,
+                                      SmallVector<Value>(loop.getResults())))))
+    return failure();
   gpu::ReturnOp::create(b, loc);
   return success();
 }
@@ -794,15 +1102,18 @@ LogicalResult MatmulKernelBuilder::build() {
 LogicalResult kgraph::emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
                                        gpu::GPUFuncOp kernel,
                                        const SMTarget &target) {
-  bool async = target.hasCpAsync &&
-               config.getLoadWidth() *
-                       byteWidth(llvm::cast<ShapedType>(
-                                     group.getInputs().front().getType())
-                                     .getElementType()) >=
-                   4;
   FailureOr<GemmGroup> gemm = getGemmGroup(group);
   if (failed(gemm))
     return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
-  MatmulKernelBuilder builder(group, *gemm, config, kernel, async);
+  // cp.async moves 4, 8 or 16 raw bytes: not for operands a prologue
+  // converts (those are staged through registers, see loadTile).
+  auto async = [&](Type elem, bool prologue) {
+    return target.hasCpAsync && !prologue &&
+           config.getLoadWidth() * byteWidth(elem) >= 4;
+  };
+  MatmulKernelBuilder builder(
+      group, *gemm, config, kernel,
+      async(gemm->p.aType, !gemm->parts.lhsPrologue.empty()),
+      async(gemm->p.bType, !gemm->parts.rhsPrologue.empty()));
   return builder.build();
 }

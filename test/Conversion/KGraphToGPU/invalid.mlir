@@ -142,12 +142,26 @@ module attributes {kgraph.target = "sm_80"} {
 // -----
 
 module attributes {kgraph.target = "sm_80"} {
-  func.func @matmul_with_epilogue(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
-    // expected-error @+1 {{'kgraph.fused' op a matmul kernel group must hold exactly one}}
+  func.func @matmul_yielded_with_epilogue(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
     %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
     ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+      // expected-error @+1 {{'kgraph.matmul' op result is yielded although the group has an epilogue}}
       %m = kgraph.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
       %r = kgraph.relu %m : tensor<64x64xf32>
+      kgraph.yield %m : tensor<64x64xf32>
+    }
+    return %0 : tensor<64x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @matmul_config_without_matmul(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+    // expected-error @+1 {{'kgraph.fused' op holds no kgraph.matmul or kgraph.conv2d}}
+    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 0>} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+    ^bb0(%x: tensor<64x64xf32>):
+      %r = kgraph.relu %x : tensor<64x64xf32>
       kgraph.yield %r : tensor<64x64xf32>
     }
     return %0 : tensor<64x64xf32>

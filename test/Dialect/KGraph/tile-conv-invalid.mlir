@@ -27,16 +27,3 @@ func.func @nhwc_channels_per_group(%a: tensor<2x9x9x24xf16>, %b: tensor<32x3x3x1
   return %0 : tensor<2x7x7x32xf32>
 }
 
-// -----
-
-// A conv2d with an elementwise epilogue in its group has no kernel yet.
-func.func @conv_with_epilogue(%a: tensor<2x9x9x16xf16>, %b: tensor<32x3x3x16xf16>) -> tensor<2x7x7x32xf32> {
-  %0 = kgraph.fused (%a, %b) : (tensor<2x9x9x16xf16>, tensor<32x3x3x16xf16>) -> tensor<2x7x7x32xf32> {
-  ^bb0(%x: tensor<2x9x9x16xf16>, %w: tensor<32x3x3x16xf16>):
-    // expected-error @+1 {{'kgraph.conv2d' op has no code generation for sm_80 yet: only elementwise groups and groups of one kgraph.matmul or kgraph.conv2d are lowered}}
-    %r = kgraph.conv2d %x, %w layout = nhwc : tensor<2x9x9x16xf16>, tensor<32x3x3x16xf16> -> tensor<2x7x7x32xf32>
-    %e = kgraph.relu %r : tensor<2x7x7x32xf32>
-    kgraph.yield %e : tensor<2x7x7x32xf32>
-  }
-  return %0 : tensor<2x7x7x32xf32>
-}

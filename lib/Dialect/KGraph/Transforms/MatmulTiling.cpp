@@ -392,7 +392,8 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
                                      const SMTarget &target) {
   MatmulEstimate e;
   e.resources = estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-                         p.transposeB, target.hasCpAsync);
+                         p.transposeB,
+                         target.hasCpAsync && !p.stagedInRegisters);
   e.occupancy = estimateOccupancy(e.resources, target);
   e.numBlocks = p.batch * ceilDiv(p.m, t.tileM) * ceilDiv(p.n, t.tileN);
   if (e.occupancy.blocksPerSM == 0) {
@@ -787,7 +788,7 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
 
   MatmulResourceEstimate r =
       estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-               p.transposeB, target.hasCpAsync);
+               p.transposeB, target.hasCpAsync && !p.stagedInRegisters);
   if (r.sharedMemoryBytes > target.sharedMemPerBlock)
     return emitError() << "configuration needs " << r.sharedMemoryBytes
                        << " bytes of shared memory per block (" << t.stages

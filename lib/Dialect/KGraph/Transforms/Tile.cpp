@@ -1,6 +1,7 @@
 //===- Tile.cpp - per-target launch configuration of kernel groups --------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Target/SMTargets.h"
@@ -60,29 +61,18 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
                                     unroll, gridSize);
 }
 
-/// The kgraph.matmul or kgraph.conv2d a group computes when its body is
-/// exactly that op and the yield of its result; null otherwise.
-static Operation *getSoleGemmOp(FusedOp group) {
-  Block &body = group.getBody().front();
-  if (!llvm::hasSingleElement(body.without_terminator()))
-    return nullptr;
-  Operation *op = &body.front();
-  if (!llvm::isa<MatmulOp, Conv2dOp>(op))
-    return nullptr;
-  Operation *yield = body.getTerminator();
-  if (yield->getNumOperands() != 1 || yield->getOperand(0) != op->getResult(0))
-    return nullptr;
-  return op;
-}
-
 namespace {
 struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
   using Base::Base;
 
-  /// Chooses (or checks a pinned) #kgraph.matmul_config for `group`, whose
-  /// body is the kgraph.matmul or kgraph.conv2d `gemmOp` (a conv2d is tiled
-  /// as its implicit GEMM).
-  LogicalResult tileGemm(FusedOp group, Operation *gemmOp, const SMTarget &sm) {
+  /// Chooses (or checks a pinned) #kgraph.matmul_config for the GEMM group
+  /// `group` from the problem of its anchor (a conv2d is tiled as its
+  /// implicit GEMM). The epilogue runs on the accumulators after the main
+  /// loop, when the fragments and staging registers are dead, so it does not
+  /// change the choice; a prologue stages its operand through registers.
+  LogicalResult tileGemm(FusedOp group, const GemmGroupParts &parts,
+                         const SMTarget &sm) {
+    Operation *gemmOp = parts.anchor;
     std::string whyNot;
     FailureOr<MatmulProblem> problem =
         llvm::isa<Conv2dOp>(gemmOp)
@@ -91,6 +81,10 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     if (failed(problem))
       return gemmOp->emitOpError()
              << "has no code generation for " << sm.name << ": " << whyNot;
+    // The operand type of the problem is the matmul's, i.e. the type the
+    // prologue produces: shared memory holds the mma's type.
+    problem->stagedInRegisters =
+        !parts.lhsPrologue.empty() || !parts.rhsPrologue.empty();
     StringRef opName = gemmOp->getName().getStringRef();
     auto emitError = [&] { return group.emitOpError(); };
 
@@ -141,13 +135,16 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
 
     WalkResult result = module.walk([&](FusedOp group) {
-      if (Operation *gemmOp = getSoleGemmOp(group))
-        return failed(tileGemm(group, gemmOp, *sm)) ? WalkResult::interrupt()
-                                                    : WalkResult::advance();
+      if (hasGemmAnchor(group)) {
+        FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group);
+        return failed(parts) || failed(tileGemm(group, *parts, *sm))
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      }
       if (Attribute pinned = group->getAttr(kConfigAttrName)) {
         if (llvm::isa<MatmulConfigAttr>(pinned)) {
-          group.emitOpError() << "has a #kgraph.matmul_config but its body is "
-                                 "not a single kgraph.matmul or kgraph.conv2d";
+          group.emitOpError() << "has a #kgraph.matmul_config but holds no "
+                                 "kgraph.matmul or kgraph.conv2d";
           return WalkResult::interrupt();
         }
         return WalkResult::advance();

@@ -71,6 +71,9 @@ struct MatmulProblem {
   /// For an implicit-GEMM A (conv2d): the length of the runs of a row of A
   /// that are contiguous in global memory; 0 for a stored matrix.
   int64_t contiguousRunA = 0;
+  /// A prologue converts an operand while it is staged: its tiles travel
+  /// global -> registers -> shared memory even where cp.async exists.
+  bool stagedInRegisters = false;
 
   /// Registers hold the accumulators in this type: i32 for i8 operands, f32
   /// for every float type (f16/bf16 results are rounded in the epilogue).

@@ -1,0 +1,53 @@
+//===- ScalarOps.h - one element of an elementwise op -----------*- C++ -*-===//
+//
+// Private to lib/Conversion/KGraphToGPU: the scalar arithmetic of kgraph's
+// elementwise ops, shared by every emitter that evaluates them (elementwise
+// kernels, GEMM epilogues and prologues). Values are computed in f32 for
+// floats, i32 for integers and i1 for booleans, and rounded to each op's
+// declared element type, so a fused kernel computes exactly what the ops
+// compute one at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_SCALAROPS_H
+#define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_SCALAROPS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace kgraph::detail {
+
+/// Scalar type a kgraph element type is computed in: f32 for floats, i1 for
+/// booleans, i32 for other integers.
+mlir::Type getComputeType(mlir::Type elementType);
+
+/// A value loaded in the storage type of `elementType`, in compute type.
+mlir::Value toComputeType(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value stored, mlir::Type elementType);
+
+/// A computed value in the storage type of `elementType` (rounded, or
+/// wrapped for integers; i1 as a byte).
+mlir::Value toStorageType(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value computed, mlir::Type elementType);
+
+/// A computed value rounded to `elementType` and back to compute type.
+mlir::Value roundToType(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value computed, mlir::Type elementType);
+
+/// The value of a splat `arith.constant` of element type `elementType`, in
+/// compute type; failure for a constant that is not a splat dense tensor.
+mlir::FailureOr<mlir::Value> emitSplatConstant(mlir::OpBuilder &b,
+                                               mlir::Location loc,
+                                               mlir::arith::ConstantOp cst);
+
+/// One element of the elementwise kgraph op `op` from its operands' elements
+/// `x` (compute type), before rounding to the result type; failure (with a
+/// diagnostic on `op`) for an op with no scalar lowering.
+mlir::FailureOr<mlir::Value> emitScalarOp(mlir::OpBuilder &b,
+                                          mlir::Location loc,
+                                          mlir::Operation *op,
+                                          llvm::ArrayRef<mlir::Value> x);
+
+} // namespace kgraph::detail
+
+#endif // KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_SCALAROPS_H
