@@ -88,7 +88,6 @@ private:
   Value toCompute(Value stored, Type elementType);
   Value toStorage(Value computed, Type elementType);
   Value roundTo(Value computed, Type elementType);
-  FailureOr<Value> emitScalar(Operation *op, ArrayRef<Value> operands);
   Value floatConst(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -301,7 +300,7 @@ FailureOr<SmallVector<Value>> ElementwiseEmitter::evaluate(Value v,
         SmallVector<Value> scalars;
         for (auto &lanesOfOperand : operandLanes)
           scalars.push_back(lanesOfOperand[l]);
-        FailureOr<Value> r = emitScalar(op, scalars);
+        FailureOr<Value> r = emitElementwiseScalar(b, loc, op, scalars);
         if (failed(r))
           return failure();
         lanes.push_back(roundTo(*r, elementType));
@@ -313,8 +312,15 @@ FailureOr<SmallVector<Value>> ElementwiseEmitter::evaluate(Value v,
   return lanes;
 }
 
-FailureOr<Value> ElementwiseEmitter::emitScalar(Operation *op,
-                                                ArrayRef<Value> x) {
+FailureOr<Value> kgraph::emitElementwiseScalar(OpBuilder &b, Location loc,
+                                               Operation *op,
+                                               ArrayRef<Value> x) {
+  auto floatConst = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto intConst = [&](int64_t v, Type type) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+  };
   StringRef name = op->getName().getStringRef();
   Type inType = getElementType(op->getOperand(op->getNumOperands() - 1));
   Type outType = getElementType(op->getResult(0));

@@ -45,6 +45,26 @@ mlir::LogicalResult emitElementwiseKernel(FusedOp group,
                                           ElementwiseConfigAttr config,
                                           mlir::gpu::GPUFuncOp kernel);
 
+/// Emits the scalar computation of the elementwise `op` on `operands`
+/// (compute types: f32 for floats, i32 for integers, i1 for booleans); the
+/// caller rounds the result to the op's element type. Shared by every kernel
+/// emitter that evaluates elementwise ops in registers.
+mlir::FailureOr<mlir::Value> emitElementwiseScalar(mlir::OpBuilder &b,
+                                                   mlir::Location loc,
+                                                   mlir::Operation *op,
+                                                   mlir::ArrayRef<mlir::Value> operands);
+
+/// Returns failure (with a diagnostic) unless `group` is a reduction group
+/// (one kgraph.reduce with elementwise producers and consumers, see
+/// docs/architecture.md) that the reduction emitter can compile with
+/// `config`.
+mlir::LogicalResult checkReduceGroup(FusedOp group, ReduceConfigAttr config);
+
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// result) computing the reduction `group` with `config`.
+mlir::LogicalResult emitReduceKernel(FusedOp group, ReduceConfigAttr config,
+                                     mlir::gpu::GPUFuncOp kernel);
+
 struct SMTarget;
 
 /// Patterns of kgraph-legalize-vectors: upstream lowerings of n-D
