@@ -67,6 +67,9 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
     } else if (auto matmul = llvm::dyn_cast_if_present<MatmulConfigAttr>(config)) {
       if (failed(checkMatmulGroup(group, matmul, &target)))
         return failure();
+    } else if (auto reduce = llvm::dyn_cast_if_present<ReduceConfigAttr>(config)) {
+      if (failed(checkReduceGroup(group, reduce)))
+        return failure();
     } else {
       return group.emitOpError("has no '")
              << kConfigAttrName << "' configuration (run kgraph-tile first)";
@@ -192,6 +195,13 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         return failure();
       grid = {c(ew.getGridSize()), c(1), c(1)};
       block = {c(ew.getBlockSize()), c(1), c(1)};
+    } else if (auto rc = llvm::dyn_cast<ReduceConfigAttr>(config)) {
+      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+          ctx, {int32_t(rc.getBlockSize()), 1, 1}));
+      if (failed(emitReduceKernel(group, rc, kernel)))
+        return failure();
+      grid = {c(rc.getGridSize()), c(1), c(1)};
+      block = {c(rc.getBlockSize()), c(1), c(1)};
     } else {
       auto mm = llvm::cast<MatmulConfigAttr>(config);
       FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);

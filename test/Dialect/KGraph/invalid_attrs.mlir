@@ -87,7 +87,49 @@ func.func @wgmma_warps() attributes {kgraph.config = #kgraph.matmul_config<tile_
 
 // -----
 
+// expected-error @+1 {{threads_per_row must be a power of two in [1, 1024], got 48}}
+func.func @reduce_threads() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 48, rows_per_block = 2, vector_width = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{warpgroup tile 64x128x64 is not a multiple of the instruction shape [64, 256, 16]}}
 func.func @wgmma_tile() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 256, 16], load_width = 8, smem_padding = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows_per_block must be in [1, 1024], got 0}}
+func.func @reduce_rows() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 0, vector_width = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threads_per_row x rows_per_block must be a multiple of 32 in [32, 1024], got 16 x 3}}
+func.func @reduce_block() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 16, rows_per_block = 3, vector_width = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threads_per_row x rows_per_block must be a multiple of 32 in [32, 1024], got 256 x 8}}
+func.func @reduce_block_big() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 256, rows_per_block = 8, vector_width = 1, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{vector_width must be a power of two in [1, 16], got 6}}
+func.func @reduce_width() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 6, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{grid_size must be in [1, 2^31 - 1], got 0}}
+func.func @reduce_grid() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 4, grid_size = 0>} {
   return
 }

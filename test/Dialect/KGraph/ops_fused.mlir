@@ -28,3 +28,16 @@ func.func @with_constant(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// CHECK-LABEL: func @reduce_group
+// CHECK: kgraph.fused(%{{.*}}) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 4, grid_size = 2>} : (tensor<16x64xf32>) -> tensor<16xf32>
+// CHECK: kgraph.reduce sum
+func.func @reduce_group(%a: tensor<16x64xf32>) -> tensor<16xf32> {
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 4, grid_size = 2>} : (tensor<16x64xf32>) -> tensor<16xf32> {
+  ^bb0(%x: tensor<16x64xf32>):
+    %e = kgraph.exp %x : tensor<16x64xf32>
+    %s = kgraph.reduce sum %e axes = [1] : tensor<16x64xf32>
+    kgraph.yield %s : tensor<16xf32>
+  }
+  return %0 : tensor<16xf32>
+}

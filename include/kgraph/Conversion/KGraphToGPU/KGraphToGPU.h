@@ -45,6 +45,17 @@ mlir::LogicalResult emitElementwiseKernel(FusedOp group,
                                           ElementwiseConfigAttr config,
                                           mlir::gpu::GPUFuncOp kernel);
 
+/// Returns failure (with a diagnostic) unless `group` is a reduction group
+/// (one kgraph.reduce with elementwise producers and consumers, see
+/// docs/architecture.md) that the reduction emitter can compile with
+/// `config`.
+mlir::LogicalResult checkReduceGroup(FusedOp group, ReduceConfigAttr config);
+
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// result) computing the reduction `group` with `config`.
+mlir::LogicalResult emitReduceKernel(FusedOp group, ReduceConfigAttr config,
+                                     mlir::gpu::GPUFuncOp kernel);
+
 struct SMTarget;
 
 /// Patterns of kgraph-legalize-vectors: upstream lowerings of n-D

@@ -106,3 +106,28 @@ LogicalResult MatmulConfigAttr::verify(
                        << smemPadding;
   return success();
 }
+
+LogicalResult ReduceConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t threadsPerRow,
+    int64_t rowsPerBlock, int64_t vectorWidth, int64_t gridSize) {
+  auto isPowerOfTwo = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!isPowerOfTwo(threadsPerRow) || threadsPerRow > 1024)
+    return emitError() << "threads_per_row must be a power of two in [1, "
+                          "1024], got "
+                       << threadsPerRow;
+  if (rowsPerBlock <= 0 || rowsPerBlock > 1024)
+    return emitError() << "rows_per_block must be in [1, 1024], got "
+                       << rowsPerBlock;
+  int64_t blockSize = threadsPerRow * rowsPerBlock;
+  if (blockSize > 1024 || blockSize % 32 != 0)
+    return emitError() << "threads_per_row x rows_per_block must be a "
+                          "multiple of 32 in [32, 1024], got "
+                       << threadsPerRow << " x " << rowsPerBlock;
+  if (!isPowerOfTwo(vectorWidth) || vectorWidth > 16)
+    return emitError() << "vector_width must be a power of two in [1, 16], got "
+                       << vectorWidth;
+  if (gridSize <= 0 || gridSize > 2147483647)
+    return emitError() << "grid_size must be in [1, 2^31 - 1], got "
+                       << gridSize;
+  return success();
+}

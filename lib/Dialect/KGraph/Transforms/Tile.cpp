@@ -4,6 +4,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -124,6 +125,33 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     return success();
   }
 
+  /// Chooses (or checks a pinned) #kgraph.reduce_config for the reduction
+  /// `group`.
+  LogicalResult tileReduce(FusedOp group, const SMTarget &sm) {
+    if (failed(verifyReduceGroup(group)))
+      return failure();
+    ReduceOp reduce = getSoleReduceOp(group);
+    FailureOr<ReduceLayout> layout = getReduceLayout(reduce);
+    if (failed(layout))
+      return failure();
+    auto emitError = [&] { return group.emitOpError(); };
+    if (Attribute pinned = group->getAttr(kConfigAttrName)) {
+      auto config = llvm::dyn_cast<ReduceConfigAttr>(pinned);
+      if (!config)
+        return group.emitOpError()
+               << "computes a kgraph.reduce but its '" << kConfigAttrName
+               << "' is not a #kgraph.reduce_config: " << pinned;
+      return verifyReduceConfig(config, *layout, getWidestAccessBytes(group),
+                                emitError);
+    }
+    ReduceConfigAttr config = chooseReduceConfig(group, reduce, *layout, sm);
+    if (failed(verifyReduceConfig(config, *layout,
+                                  getWidestAccessBytes(group), emitError)))
+      return failure();
+    group->setAttr(kConfigAttrName, config);
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     const SMTarget *sm = lookupSMTarget(target);
@@ -141,7 +169,15 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       }
+      if (!group.getBody().getOps<ReduceOp>().empty())
+        return failed(tileReduce(group, *sm)) ? WalkResult::interrupt()
+                                              : WalkResult::advance();
       if (Attribute pinned = group->getAttr(kConfigAttrName)) {
+        if (llvm::isa<ReduceConfigAttr>(pinned)) {
+          group.emitOpError() << "has a #kgraph.reduce_config but its body "
+                                 "has no kgraph.reduce";
+          return WalkResult::interrupt();
+        }
         if (llvm::isa<MatmulConfigAttr>(pinned)) {
           group.emitOpError() << "has a #kgraph.matmul_config but holds no "
                                  "kgraph.matmul or kgraph.conv2d";

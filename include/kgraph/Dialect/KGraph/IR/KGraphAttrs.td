@@ -144,4 +144,46 @@ def KGraph_MatmulConfigAttr
   }];
 }
 
+def KGraph_ReduceConfigAttr : KGraph_Attr<"ReduceConfig", "reduce_config"> {
+  let summary = "mapping of a reduction kernel onto the GPU";
+  let description = [{
+    Written by `kgraph-tile` on a reduction group (one `kgraph.reduce` with
+    elementwise producers and consumers; attribute name `kgraph.config`) and
+    read by the lowering. A configuration already present is respected after
+    it is checked against the group's shape.
+
+    Each output element is a *row*: the `R` input elements reduced into it.
+    - `threads_per_row` (T, a power of two): the threads that reduce one row
+      together. T > 1: the threads of a row stride over it, combine their
+      partial results with warp shuffles and, when T > 32, through shared
+      memory (a warp or a whole block per output, for long reductions).
+      T = 1: each thread walks its rows alone (strided reductions, where
+      neighbouring threads own neighbouring outputs, so loads coalesce).
+    - `rows_per_block` (P): rows one block reduces at a time; a block has
+      `T * P` threads (a multiple of 32, at most 1024).
+    - `vector_width` (W): consecutive elements per load. T > 1: W consecutive
+      reduced elements (the innermost input dimension must be reduced and
+      its extent a multiple of W); T = 1: W consecutive outputs per thread
+      (the innermost input dimension must be kept and its extent a multiple
+      of W).
+    - `grid_size`: blocks; they stride over the groups of `P` (T = 1:
+      `P * W`) outputs.
+
+    Example (a block of 256 threads per row, 16-byte f32 loads):
+    ```mlir
+    #kgraph.reduce_config<threads_per_row = 256, rows_per_block = 1, vector_width = 4, grid_size = 8192>
+    ```
+  }];
+  let parameters = (ins "int64_t":$threads_per_row, "int64_t":$rows_per_block,
+                        "int64_t":$vector_width, "int64_t":$grid_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getBlockSize() const {
+      return getThreadsPerRow() * getRowsPerBlock();
+    }
+  }];
+}
+
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD

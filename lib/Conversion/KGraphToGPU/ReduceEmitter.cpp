@@ -1,0 +1,611 @@
+//===- ReduceEmitter.cpp - reduction groups as one kernel -----------------===//
+//
+// A reduction group is one kgraph.reduce, the elementwise *producers* of its
+// input and the elementwise *consumers* of its result (same shape as the
+// result). The kernel reads the group's inputs once: producers are evaluated
+// per loaded element while reducing, consumers on the final value before the
+// single store. Indexing follows ReduceLayout (ReduceTiling.h); the thread
+// mapping follows #kgraph.reduce_config:
+//
+//  - threads_per_row T > 1: the T adjacent threads of a row load W
+//    consecutive elements at k = lane * W + i * T * W, accumulate W lanes in
+//    registers, fold them, combine across the row with xor shuffles and, for
+//    T > 32, through one shared-memory slot per warp. A block reduces P rows
+//    at a time; blocks stride over groups of P rows. Threads whose row is
+//    past the end reduce the last row again (so every thread reaches the
+//    shuffles and barriers) and do not store.
+//  - T = 1: each thread owns W consecutive outputs (neighbouring in the
+//    innermost input dimension) and walks their rows, one W-wide load per
+//    reduced index; neighbouring threads read neighbouring vectors.
+//
+// Accumulation is in f32 for floats and i32 for integers; `mean` divides the
+// f32 sum by the row size. The result is rounded to the reduce's element
+// type, as are the values of every producer and consumer, so the group
+// computes exactly what its ops compute one at a time (up to the order of
+// the additions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "ScalarOps.h"
+#include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kgraph;
+
+namespace {
+
+/// Which flat elements of a value the W lanes read: W consecutive elements
+/// starting at a multiple of W, one element for all lanes, or one index per
+/// lane.
+enum class AccessKind { Contiguous, Uniform, Gather };
+struct Access {
+  AccessKind kind;
+  SmallVector<Value> indices; ///< one index, or W for gathers
+};
+
+Type getElementType(Value v) {
+  return llvm::cast<ShapedType>(v.getType()).getElementType();
+}
+ArrayRef<int64_t> getShape(Value v) {
+  return llvm::cast<ShapedType>(v.getType()).getShape();
+}
+
+/// Evaluates values of the group on W lanes: loads block arguments, clones
+/// splat constants, emits elementwise ops through kgraph::detail::emitScalarOp and
+/// returns the lanes given in `known` (the reduce result on the output side).
+class LaneEvaluator {
+public:
+  LaneEvaluator(OpBuilder &b, Location loc, int64_t width,
+                const DenseMap<Value, Value> &flatArgs,
+                const DenseMap<Value, SmallVector<Value>> &known)
+      : b(b), loc(loc), width(width), flatArgs(flatArgs), known(known) {}
+
+  FailureOr<SmallVector<Value>> evaluate(Value v, const Access &access);
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value toStorage(Value computed, Type elementType) {
+    return kgraph::detail::toStorageType(b, loc, computed, elementType);
+  }
+  Value roundTo(Value computed, Type elementType) {
+    return kgraph::detail::roundToType(b, loc, computed, elementType);
+  }
+
+private:
+  Value toCompute(Value stored, Type elementType) {
+    return kgraph::detail::toComputeType(b, loc, stored, elementType);
+  }
+  Access mapAccess(const Access &access, ArrayRef<int64_t> from,
+                   ArrayRef<int64_t> to);
+  Value mapIndex(Value flat, ArrayRef<int64_t> from, ArrayRef<int64_t> to);
+  SmallVector<Value> load(Value flat, Type elementType, const Access &access);
+
+  OpBuilder &b;
+  Location loc;
+  int64_t width;
+  const DenseMap<Value, Value> &flatArgs;
+  const DenseMap<Value, SmallVector<Value>> &known;
+  DenseMap<std::tuple<Value, unsigned, Value>, SmallVector<Value>> memo;
+};
+
+} // namespace
+
+/// numpy broadcasting: `to` right-aligned against a shape of rank `rank`.
+static SmallVector<int64_t> alignShape(ArrayRef<int64_t> to, size_t rank) {
+  SmallVector<int64_t> aligned(rank - to.size(), 1);
+  aligned.append(to.begin(), to.end());
+  return aligned;
+}
+
+Value LaneEvaluator::mapIndex(Value flat, ArrayRef<int64_t> from,
+                              ArrayRef<int64_t> to) {
+  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
+  int64_t rank = from.size();
+  SmallVector<int64_t> strideFrom(rank, 1), strideTo(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    strideFrom[d] = strideFrom[d + 1] * from[d + 1];
+    strideTo[d] = strideTo[d + 1] * alignedTo[d + 1];
+  }
+  Value result;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (alignedTo[d] == 1)
+      continue;
+    Value coord = flat;
+    if (strideFrom[d] != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, index(strideFrom[d]));
+    if (d != 0)
+      coord = arith::RemUIOp::create(b, loc, coord, index(from[d]));
+    if (strideTo[d] != 1)
+      coord = arith::MulIOp::create(b, loc, coord, index(strideTo[d]));
+    result = result ? arith::AddIOp::create(b, loc, result, coord) : coord;
+  }
+  return result ? result : index(0);
+}
+
+Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
+                                ArrayRef<int64_t> to) {
+  int64_t numFrom = ShapedType::getNumElements(from);
+  int64_t numTo = ShapedType::getNumElements(to);
+  if (numFrom == numTo)
+    return access;
+  if (numTo == 1)
+    return {AccessKind::Uniform, {index(0)}};
+  if (access.kind == AccessKind::Uniform)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+  if (access.kind == AccessKind::Gather) {
+    Access gathered{AccessKind::Gather, {}};
+    for (Value idx : access.indices)
+      gathered.indices.push_back(mapIndex(idx, from, to));
+    return gathered;
+  }
+  // Contiguous W lanes from a multiple of W: still contiguous if the operand
+  // matches along a trailing extent divisible by W, uniform if it is
+  // broadcast along one, gathered otherwise.
+  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
+  int64_t matching = 1, broadcast = 1;
+  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == from[d]; --d)
+    matching *= from[d];
+  if (matching % width == 0)
+    return {AccessKind::Contiguous, {mapIndex(access.indices[0], from, to)}};
+  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == 1; --d)
+    broadcast *= from[d];
+  if (broadcast % width == 0)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+  Access gathered{AccessKind::Gather, {}};
+  for (int64_t l = 0; l < width; ++l) {
+    Value idx = l == 0 ? access.indices[0]
+                       : arith::AddIOp::create(b, loc, access.indices[0],
+                                               index(l));
+    gathered.indices.push_back(mapIndex(idx, from, to));
+  }
+  return gathered;
+}
+
+SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,
+                                       const Access &access) {
+  Type storageType = getStorageElementType(elementType);
+  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
+  SmallVector<Value> lanes;
+  switch (access.kind) {
+  case AccessKind::Contiguous:
+    if (width > 1) {
+      auto vecType = VectorType::get({width}, storageType);
+      Value vec = vector::LoadOp::create(
+          b, loc, vecType, flat, access.indices[0], /*nontemporal=*/false,
+          llvm::MaybeAlign(width * bytes));
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(vector::ExtractOp::create(b, loc, vec, l));
+    } else {
+      lanes.push_back(memref::LoadOp::create(b, loc, flat, access.indices));
+    }
+    break;
+  case AccessKind::Uniform:
+    lanes.assign(width,
+                 memref::LoadOp::create(b, loc, flat, access.indices[0]));
+    break;
+  case AccessKind::Gather:
+    for (Value idx : access.indices)
+      lanes.push_back(memref::LoadOp::create(b, loc, flat, idx));
+    break;
+  }
+  for (Value &lane : lanes)
+    lane = toCompute(lane, elementType);
+  return lanes;
+}
+
+FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
+                                                      const Access &a) {
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
+  auto key = std::make_tuple(v, unsigned(a.kind), a.indices[0]);
+  if (a.kind != AccessKind::Gather)
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+
+  SmallVector<Value> lanes;
+  Type elementType = getElementType(v);
+  if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+    lanes = load(flatArgs.lookup(arg), elementType, a);
+  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+    // checkReduceGroup admits only splats.
+    auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
+    Value scalar;
+    if (llvm::isa<FloatType>(elementType)) {
+      APFloat value = dense.getSplatValue<APFloat>();
+      bool lost;
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                    &lost);
+      scalar = arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(value.convertToFloat()));
+    } else {
+      APInt value = dense.getSplatValue<APInt>();
+      scalar = arith::ConstantOp::create(
+          b, loc,
+          b.getIntegerAttr(kgraph::detail::getComputeType(elementType),
+                           elementType.isInteger(1) ? value.getZExtValue()
+                                                    : value.getSExtValue()));
+    }
+    lanes.assign(width, scalar);
+  } else {
+    Operation *op = v.getDefiningOp();
+    SmallVector<SmallVector<Value>> operandLanes;
+    for (Value operand : op->getOperands()) {
+      FailureOr<SmallVector<Value>> l =
+          evaluate(operand, mapAccess(a, getShape(v), getShape(operand)));
+      if (failed(l))
+        return failure();
+      operandLanes.push_back(*l);
+    }
+    for (int64_t l = 0; l < width; ++l) {
+      SmallVector<Value> scalars;
+      for (auto &lanesOfOperand : operandLanes)
+        scalars.push_back(lanesOfOperand[l]);
+      FailureOr<Value> r = kgraph::detail::emitScalarOp(b, loc, op, scalars);
+      if (failed(r))
+        return failure();
+      lanes.push_back(roundTo(*r, elementType));
+    }
+  }
+  if (a.kind != AccessKind::Gather)
+    memo[key] = lanes;
+  return lanes;
+}
+
+LogicalResult kgraph::checkReduceGroup(FusedOp group, ReduceConfigAttr config) {
+  if (failed(verifyReduceGroup(group)))
+    return failure();
+  FailureOr<ReduceLayout> layout = getReduceLayout(getSoleReduceOp(group));
+  if (failed(layout))
+    return failure();
+  return verifyReduceConfig(config, *layout, getWidestAccessBytes(group),
+                            [&] { return group.emitOpError(); });
+}
+
+namespace {
+
+/// Emits the kernel of one reduction group.
+class ReduceKernelBuilder {
+public:
+  ReduceKernelBuilder(FusedOp group, ReduceConfigAttr config,
+                      gpu::GPUFuncOp kernel, ReduceOp reduce,
+                      const ReduceLayout &layout)
+      : group(group), config(config), kernel(kernel), reduce(reduce),
+        layout(layout), loc(group.getLoc()),
+        accType(kgraph::detail::getComputeType(getElementType(reduce.getResult()))) {}
+
+  LogicalResult emit();
+
+private:
+  Value index(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  /// Input offset of run coordinates of `linear` (row-major over `runs`).
+  Value runOffset(OpBuilder &b, Value linear,
+                  ArrayRef<ReduceLayout::Run> runs);
+  Value identity(OpBuilder &b);
+  Value combine(OpBuilder &b, Value x, Value y);
+  /// The W lanes of the reduce input at input offset `offset`.
+  FailureOr<SmallVector<Value>> loadInput(OpBuilder &b, Value offset,
+                                          int64_t width);
+  /// Accumulates rows from reduced index `lb` to `ub` by `step` into `width`
+  /// accumulators; `offsetOf(k)` is the input offset of reduced index k.
+  FailureOr<SmallVector<Value>>
+  accumulate(OpBuilder &b, Value lb, Value ub, Value step, int64_t width,
+             function_ref<Value(OpBuilder &, Value)> offsetOf);
+  /// Finishes the reduction on `lanes`, applies the consumers and stores the
+  /// W results at output `o`.
+  LogicalResult finishAndStore(OpBuilder &b, ArrayRef<Value> lanes, Value o);
+  /// xor-shuffle reduction over aligned groups of `n` lanes (n <= 32).
+  Value shuffleReduce(OpBuilder &b, Value v, int64_t n);
+
+  LogicalResult emitColumns(OpBuilder &b, Value tid, Value bid);
+  LogicalResult emitRows(OpBuilder &b, Value tid, Value bid);
+
+  FusedOp group;
+  ReduceConfigAttr config;
+  gpu::GPUFuncOp kernel;
+  ReduceOp reduce;
+  const ReduceLayout &layout;
+  Location loc;
+  Type accType;
+  DenseMap<Value, Value> flatArgs;
+  Value flatOutput;
+};
+
+} // namespace
+
+Value ReduceKernelBuilder::runOffset(OpBuilder &b, Value linear,
+                                     ArrayRef<ReduceLayout::Run> runs) {
+  Value offset;
+  int64_t inner = 1; // product of the sizes of the runs inside run i
+  for (int64_t i = runs.size() - 1; i >= 0; --i) {
+    Value coord = linear;
+    if (inner != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, index(b, inner));
+    if (i != 0)
+      coord = arith::RemUIOp::create(b, loc, coord, index(b, runs[i].size));
+    if (runs[i].stride != 1)
+      coord = arith::MulIOp::create(b, loc, coord, index(b, runs[i].stride));
+    offset = offset ? arith::AddIOp::create(b, loc, offset, coord) : coord;
+    inner *= runs[i].size;
+  }
+  return offset ? offset : index(b, 0);
+}
+
+Value ReduceKernelBuilder::identity(OpBuilder &b) {
+  bool isMax = reduce.getKind() == ReduceKind::max;
+  TypedAttr value;
+  if (llvm::isa<FloatType>(accType))
+    value = b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity()
+                                    : 0.0f);
+  else
+    value = b.getI32IntegerAttr(isMax ? std::numeric_limits<int32_t>::min()
+                                      : 0);
+  return arith::ConstantOp::create(b, loc, value);
+}
+
+Value ReduceKernelBuilder::combine(OpBuilder &b, Value x, Value y) {
+  bool isFloat = llvm::isa<FloatType>(accType);
+  if (reduce.getKind() == ReduceKind::max)
+    // maximumf propagates NaN, as torch.amax does.
+    return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                   : Value(arith::MaxSIOp::create(b, loc, x, y));
+  return isFloat ? Value(arith::AddFOp::create(b, loc, x, y))
+                 : Value(arith::AddIOp::create(b, loc, x, y));
+}
+
+FailureOr<SmallVector<Value>>
+ReduceKernelBuilder::loadInput(OpBuilder &b, Value offset, int64_t width) {
+  DenseMap<Value, SmallVector<Value>> none;
+  LaneEvaluator eval(b, loc, width, flatArgs, none);
+  FailureOr<SmallVector<Value>> lanes =
+      eval.evaluate(reduce.getInput(), {AccessKind::Contiguous, {offset}});
+  if (failed(lanes))
+    return failure();
+  // The reduce input in accumulator type (i8 widens to i32).
+  return *lanes;
+}
+
+FailureOr<SmallVector<Value>> ReduceKernelBuilder::accumulate(
+    OpBuilder &b, Value lb, Value ub, Value step, int64_t width,
+    function_ref<Value(OpBuilder &, Value)> offsetOf) {
+  SmallVector<Value> init(width, identity(b));
+  LogicalResult status = success();
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, init,
+      [&](OpBuilder &nb, Location, Value k, ValueRange accs) {
+        FailureOr<SmallVector<Value>> lanes =
+            loadInput(nb, offsetOf(nb, k), width);
+        SmallVector<Value> next(accs.begin(), accs.end());
+        if (failed(lanes))
+          status = failure();
+        else
+          for (int64_t l = 0; l < width; ++l)
+            next[l] = combine(nb, accs[l], (*lanes)[l]);
+        scf::YieldOp::create(nb, loc, next);
+      });
+  if (failed(status))
+    return failure();
+  return SmallVector<Value>(loop.getResults());
+}
+
+LogicalResult ReduceKernelBuilder::finishAndStore(OpBuilder &b,
+                                                  ArrayRef<Value> accs,
+                                                  Value o) {
+  int64_t width = accs.size();
+  Type resultType = getElementType(reduce.getResult());
+  DenseMap<Value, SmallVector<Value>> known;
+  LaneEvaluator eval(b, loc, width, flatArgs, known);
+  SmallVector<Value> lanes;
+  for (Value acc : accs) {
+    if (reduce.getKind() == ReduceKind::mean)
+      acc = arith::DivFOp::create(
+          b, loc, acc,
+          arith::ConstantOp::create(
+              b, loc, b.getF32FloatAttr(float(layout.rowSize))));
+    lanes.push_back(eval.roundTo(acc, resultType));
+  }
+  known[reduce.getResult()] = lanes;
+  Value yielded = group.getYield().getValues().front();
+  FailureOr<SmallVector<Value>> out =
+      eval.evaluate(yielded, {AccessKind::Contiguous, {o}});
+  if (failed(out))
+    return failure();
+  Type outType = getElementType(group.getResult(0));
+  SmallVector<Value> stored;
+  for (Value lane : *out)
+    stored.push_back(eval.toStorage(lane, outType));
+  if (width == 1) {
+    memref::StoreOp::create(b, loc, stored[0], flatOutput, o);
+    return success();
+  }
+  Type storageType = getStorageElementType(outType);
+  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
+  Value vec = vector::FromElementsOp::create(
+      b, loc, VectorType::get({width}, storageType), stored);
+  vector::StoreOp::create(b, loc, vec, flatOutput, o, /*nontemporal=*/false,
+                          llvm::MaybeAlign(width * bytes));
+  return success();
+}
+
+Value ReduceKernelBuilder::shuffleReduce(OpBuilder &b, Value v, int64_t n) {
+  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, loc, v, int32_t(offset), 32,
+                                          gpu::ShuffleMode::XOR);
+    v = combine(b, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+LogicalResult ReduceKernelBuilder::emitColumns(OpBuilder &b, Value tid,
+                                               Value bid) {
+  int64_t width = config.getVectorWidth();
+  int64_t perBlock = config.getRowsPerBlock();
+  int64_t numGroups = layout.numOutputs / width; // W divides it (verified)
+  Value first = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, index(b, perBlock)), tid);
+  Value stride = index(b, perBlock * config.getGridSize());
+  LogicalResult status = success();
+  scf::ForOp::create(
+      b, loc, first, index(b, numGroups), stride, ValueRange{},
+      [&](OpBuilder &nb, Location, Value g, ValueRange) {
+        Value o = arith::MulIOp::create(nb, loc, g, index(nb, width));
+        Value base = runOffset(nb, o, layout.kept);
+        FailureOr<SmallVector<Value>> accs = accumulate(
+            nb, index(nb, 0), index(nb, layout.rowSize), index(nb, 1), width,
+            [&](OpBuilder &lb, Value k) -> Value {
+              return arith::AddIOp::create(lb, loc, base,
+                                           runOffset(lb, k, layout.reduced));
+            });
+        if (failed(accs) || failed(finishAndStore(nb, *accs, o)))
+          status = failure();
+        scf::YieldOp::create(nb, loc);
+      });
+  return status;
+}
+
+LogicalResult ReduceKernelBuilder::emitRows(OpBuilder &b, Value tid,
+                                            Value bid) {
+  MLIRContext *ctx = b.getContext();
+  int64_t width = config.getVectorWidth();
+  int64_t threads = config.getThreadsPerRow();
+  int64_t rows = config.getRowsPerBlock();
+  int64_t warpsPerRow = threads / 32;
+  int64_t numOutputs = layout.numOutputs;
+
+  // One shared-memory slot per warp of the block for T > 32.
+  Value partials;
+  if (warpsPerRow > 1) {
+    auto smemType = MemRefType::get(
+        {rows * warpsPerRow}, accType, MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    partials = kernel.addWorkgroupAttribution(smemType, loc);
+  }
+
+  Value lane = arith::RemUIOp::create(b, loc, tid, index(b, threads));
+  Value rowInBlock = arith::DivUIOp::create(b, loc, tid, index(b, threads));
+  int64_t numRowGroups = llvm::divideCeil(numOutputs, rows);
+  LogicalResult status = success();
+  // The loop bounds are uniform across the block, so every thread reaches
+  // the barriers inside.
+  scf::ForOp::create(
+      b, loc, bid, index(b, numRowGroups), index(b, config.getGridSize()),
+      ValueRange{}, [&](OpBuilder &nb, Location, Value rg, ValueRange) {
+        Value row = arith::AddIOp::create(
+            nb, loc, arith::MulIOp::create(nb, loc, rg, index(nb, rows)),
+            rowInBlock);
+        Value clamped =
+            arith::MinUIOp::create(nb, loc, row, index(nb, numOutputs - 1));
+        Value base = runOffset(nb, clamped, layout.kept);
+        Value lb = arith::MulIOp::create(nb, loc, lane, index(nb, width));
+        FailureOr<SmallVector<Value>> accs = accumulate(
+            nb, lb, index(nb, layout.rowSize), index(nb, threads * width),
+            width, [&](OpBuilder &lb, Value k) -> Value {
+              return arith::AddIOp::create(lb, loc, base,
+                                           runOffset(lb, k, layout.reduced));
+            });
+        if (failed(accs)) {
+          status = failure();
+          scf::YieldOp::create(nb, loc);
+          return;
+        }
+        Value v = (*accs)[0];
+        for (int64_t l = 1; l < width; ++l)
+          v = combine(nb, v, (*accs)[l]);
+        v = shuffleReduce(nb, v, std::min<int64_t>(threads, 32));
+
+        if (warpsPerRow > 1) {
+          Value warpInRow =
+              arith::DivUIOp::create(nb, loc, lane, index(nb, 32));
+          Value laneInWarp =
+              arith::RemUIOp::create(nb, loc, lane, index(nb, 32));
+          Value rowSlots =
+              arith::MulIOp::create(nb, loc, rowInBlock, index(nb, warpsPerRow));
+          // The previous row group's readers are done with the slots.
+          gpu::BarrierOp::create(nb, loc);
+          Value isLeader = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::eq, laneInWarp, index(nb, 0));
+          auto write = scf::IfOp::create(nb, loc, isLeader);
+          {
+            OpBuilder wb = OpBuilder::atBlockBegin(write.thenBlock());
+            memref::StoreOp::create(
+                wb, loc, v, partials,
+                ValueRange{arith::AddIOp::create(wb, loc, rowSlots, warpInRow)});
+          }
+          gpu::BarrierOp::create(nb, loc);
+          // Every warp reads its row's slots (lanes past them read the
+          // identity) and reduces them again, so lane 0 of the row has the
+          // total without another branch around the shuffles.
+          Value hasSlot = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::ult, laneInWarp,
+              index(nb, warpsPerRow));
+          Value slot = arith::AddIOp::create(
+              nb, loc, rowSlots,
+              arith::MinUIOp::create(nb, loc, laneInWarp,
+                                     index(nb, warpsPerRow - 1)));
+          Value partial = memref::LoadOp::create(nb, loc, partials, slot);
+          v = arith::SelectOp::create(nb, loc, hasSlot, partial, identity(nb));
+          v = shuffleReduce(nb, v, warpsPerRow);
+        }
+
+        Value isFirst = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
+                                              lane, index(nb, 0));
+        Value inRange = arith::CmpIOp::create(
+            nb, loc, arith::CmpIPredicate::ult, row, index(nb, numOutputs));
+        auto store = scf::IfOp::create(
+            nb, loc, arith::AndIOp::create(nb, loc, isFirst, inRange));
+        {
+          OpBuilder sb = OpBuilder::atBlockBegin(store.thenBlock());
+          sb.setInsertionPoint(store.thenBlock()->getTerminator());
+          if (failed(finishAndStore(sb, {v}, row)))
+            status = failure();
+        }
+        scf::YieldOp::create(nb, loc);
+      });
+  return status;
+}
+
+LogicalResult ReduceKernelBuilder::emit() {
+  OpBuilder b(kernel.getContext());
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Block &body = group.getBody().front();
+  unsigned numInputs = group.getInputs().size();
+
+  auto flatten = [&](Value memref) -> Value {
+    auto type = llvm::cast<MemRefType>(memref.getType());
+    int64_t n = type.getNumElements();
+    auto flatType = MemRefType::get({n}, type.getElementType());
+    return memref::ReinterpretCastOp::create(b, loc, flatType, memref, 0,
+                                             ArrayRef<int64_t>{n},
+                                             ArrayRef<int64_t>{1});
+  };
+  for (unsigned i = 0; i < numInputs; ++i)
+    flatArgs[body.getArgument(i)] = flatten(entry.getArgument(i));
+  flatOutput = flatten(entry.getArgument(numInputs));
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  LogicalResult status = config.getThreadsPerRow() == 1
+                             ? emitColumns(b, tid, bid)
+                             : emitRows(b, tid, bid);
+  gpu::ReturnOp::create(b, loc);
+  return status;
+}
+
+LogicalResult kgraph::emitReduceKernel(FusedOp group, ReduceConfigAttr config,
+                                       gpu::GPUFuncOp kernel) {
+  if (failed(checkReduceGroup(group, config)))
+    return failure();
+  ReduceOp reduce = getSoleReduceOp(group);
+  FailureOr<ReduceLayout> layout = getReduceLayout(reduce);
+  if (failed(layout))
+    return failure();
+  return ReduceKernelBuilder(group, config, kernel, reduce, *layout).emit();
+}

@@ -1,0 +1,179 @@
+"""Reduction groups (issue 5, item 4): every reduction kind (sum, max, mean)
+and axis pattern (last axis, axis 0, middle axis, two inner axes, axes that
+are not adjacent, everything) at odd sizes, in f32/f16/bf16/i8/i32, with
+elementwise producers evaluated while loading and consumers applied before
+the store; a row-softmax-like pair (2 kernels); and the sum-of-squares
+benchmark against torch eager and torch.compile.
+
+Groups with producers or consumers are written as kgraph.fused by hand, so
+the kernel counts do not depend on the fusion pass."""
+
+import torch
+
+from graph_case import GraphCase, Input
+
+
+def _t(shape, dt):
+    return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + dt + ">"
+
+
+def lone(name, shape, dt, kind, axes, keep_dims, ref, tol, lo=-1.0, hi=1.0):
+    """A single kgraph.reduce (one kernel)."""
+    out = [1 if d in axes else s for d, s in enumerate(shape)] if keep_dims \
+        else [s for d, s in enumerate(shape) if d not in axes]
+    kd = " keep_dims" if keep_dims else ""
+    mlir = f"""func.func @main(%x: {_t(shape, dt)}) -> {_t(out, dt)} {{
+  %r = kgraph.reduce {kind} %x axes = [{", ".join(map(str, axes))}]{kd} : {_t(shape, dt)}
+  return %r : {_t(out, dt)}
+}}"""
+    return GraphCase(name, mlir, [Input("x", shape, dt, lo=lo, hi=hi)], ref,
+                     kernels=1, tol=tol)
+
+
+def _sum(axes, keep=False):
+    return lambda x: x.sum(dim=axes, keepdim=keep)
+
+
+def _max(axes, keep=False):
+    return lambda x: x.amax(dim=axes, keepdim=keep)
+
+
+def _mean(axes, keep=False):
+    return lambda x: x.mean(dim=axes, keepdim=keep)
+
+
+def producer_chain(x, s, b):
+    # sum(relu(x * s + b)) over the last axis, then * 0.5 (consumer).
+    return torch.relu(x * s + b).sum(dim=1) * 0.5
+
+
+def softmax_pair(x):
+    m = x.amax(dim=1, keepdim=True)
+    return m, 1.0 / torch.exp(x - m).sum(dim=1, keepdim=True)
+
+
+def column_norm(x):
+    return torch.sqrt((x * x).sum(dim=0))
+
+
+def centered_max(x, c):
+    # max over the middle axis of |x - c|, c broadcast along that axis.
+    return (x - c).abs().amax(dim=1)
+
+
+def sum_squares(x):
+    return (x * x).sum(dim=-1)
+
+
+CASES = [
+    lone("reduce_sum_last_f32_37x1001", [37, 1001], "f32", "sum", [1], False,
+         _sum([1]), tol=(1e-5, 1e-4)),
+    lone("reduce_sum_last_keep_f16_37x1001", [37, 1001], "f16", "sum", [1],
+         True, _sum([1], True), tol=(2e-3, 2e-2)),
+    lone("reduce_max_axis0_f16_37x1001", [37, 1001], "f16", "max", [0], False,
+         _max([0]), tol=(0, 0)),
+    lone("reduce_max_axis0_f32_33x4096", [33, 4096], "f32", "max", [0], False,
+         _max([0]), tol=(0, 0)),
+    lone("reduce_mean_inner2_bf16_3x5x1023", [3, 5, 1023], "bf16", "mean",
+         [1, 2], True, _mean([1, 2], True), tol=(1e-2, 1e-3)),
+    lone("reduce_mean_inner2_f32_3x5x1024", [3, 5, 1024], "f32", "mean",
+         [1, 2], False, _mean([1, 2]), tol=(1e-5, 1e-6)),
+    lone("reduce_mean_middle_f32_3x5x1023", [3, 5, 1023], "f32", "mean", [1],
+         True, _mean([1], True), tol=(1e-5, 1e-6)),
+    lone("reduce_max_middle_i32_3x5x1023", [3, 5, 1023], "i32", "max", [1],
+         False, _max([1]), tol=(0, 0), lo=-1000, hi=1000),
+    lone("reduce_sum_outer_inner_f32_7x33x129", [7, 33, 129], "f32", "sum",
+         [0, 2], False, _sum([0, 2]), tol=(1e-5, 1e-4)),
+    lone("reduce_mean_axis0_f32_4097x3", [4097, 3], "f32", "mean", [0], False,
+         _mean([0]), tol=(1e-5, 1e-6)),
+    lone("reduce_sum_all_i32_4097", [4097], "i32", "sum", [0], False,
+         _sum([0]), tol=(0, 0), lo=-100, hi=100),
+    lone("reduce_max_all_bf16_4097", [4097], "bf16", "max", [0], False,
+         _max([0]), tol=(0, 0)),
+    lone("reduce_sum_last_i32_255x128", [255, 128], "i32", "sum", [1], False,
+         _sum([1]), tol=(0, 0), lo=-1000, hi=1000),
+    lone("reduce_max_last_i8_255x128", [255, 128], "i8", "max", [1], False,
+         _max([1]), tol=(0, 0), lo=-128, hi=127),
+    lone("reduce_sum_short_rows_f16_2049x16", [2049, 16], "f16", "sum", [1],
+         False, _sum([1]), tol=(2e-3, 2e-3)),
+    GraphCase(
+        "reduce_producers_consumer_f16_37x1001",
+        """func.func @main(%x: tensor<37x1001xf16>, %s: tensor<37x1xf16>, %b: tensor<1001xf16>) -> tensor<37xf16> {
+  %r = kgraph.fused (%x, %s, %b) : (tensor<37x1001xf16>, tensor<37x1xf16>, tensor<1001xf16>) -> tensor<37xf16> {
+  ^bb0(%a: tensor<37x1001xf16>, %c: tensor<37x1xf16>, %d: tensor<1001xf16>):
+    %m = kgraph.mul %a, %c : tensor<37x1001xf16>, tensor<37x1xf16>
+    %p = kgraph.add %m, %d : tensor<37x1001xf16>, tensor<1001xf16>
+    %q = kgraph.relu %p : tensor<37x1001xf16>
+    %sum = kgraph.reduce sum %q axes = [1] : tensor<37x1001xf16>
+    %half = arith.constant dense<0.5> : tensor<f16>
+    %h = kgraph.mul %sum, %half : tensor<37xf16>, tensor<f16>
+    kgraph.yield %h : tensor<37xf16>
+  }
+  return %r : tensor<37xf16>
+}""",
+        [Input("x", [37, 1001], "f16"), Input("s", [37, 1], "f16"),
+         Input("b", [1001], "f16", lo=-0.5, hi=0.5)],
+        producer_chain, kernels=1, tol=(5e-3, 5e-2)),
+    GraphCase(
+        "reduce_softmax_pair_f32_37x1001",
+        """func.func @main(%x: tensor<37x1001xf32>) -> (tensor<37x1xf32>, tensor<37x1xf32>) {
+  %m = kgraph.fused (%x) : (tensor<37x1001xf32>) -> tensor<37x1xf32> {
+  ^bb0(%a: tensor<37x1001xf32>):
+    %mx = kgraph.reduce max %a axes = [1] keep_dims : tensor<37x1001xf32>
+    kgraph.yield %mx : tensor<37x1xf32>
+  }
+  %r = kgraph.fused (%x, %m) : (tensor<37x1001xf32>, tensor<37x1xf32>) -> tensor<37x1xf32> {
+  ^bb0(%a: tensor<37x1001xf32>, %b: tensor<37x1xf32>):
+    %d = kgraph.sub %a, %b : tensor<37x1001xf32>, tensor<37x1xf32>
+    %e = kgraph.exp %d : tensor<37x1001xf32>
+    %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<37x1001xf32>
+    %one = arith.constant dense<1.0> : tensor<f32>
+    %inv = kgraph.div %one, %s : tensor<f32>, tensor<37x1xf32>
+    kgraph.yield %inv : tensor<37x1xf32>
+  }
+  return %m, %r : tensor<37x1xf32>, tensor<37x1xf32>
+}""",
+        [Input("x", [37, 1001], "f32", lo=-5.0, hi=5.0)],
+        softmax_pair, kernels=2, tol=(1e-5, 1e-7)),
+    GraphCase(
+        "reduce_column_norm_f32_511x1024",
+        """func.func @main(%x: tensor<511x1024xf32>) -> tensor<1024xf32> {
+  %r = kgraph.fused (%x) : (tensor<511x1024xf32>) -> tensor<1024xf32> {
+  ^bb0(%a: tensor<511x1024xf32>):
+    %sq = kgraph.mul %a, %a : tensor<511x1024xf32>, tensor<511x1024xf32>
+    %s = kgraph.reduce sum %sq axes = [0] : tensor<511x1024xf32>
+    %n = kgraph.sqrt %s : tensor<1024xf32>
+    kgraph.yield %n : tensor<1024xf32>
+  }
+  return %r : tensor<1024xf32>
+}""",
+        [Input("x", [511, 1024], "f32")],
+        column_norm, kernels=1, tol=(1e-5, 1e-6)),
+    GraphCase(
+        "reduce_centered_max_middle_bf16_3x37x1023",
+        """func.func @main(%x: tensor<3x37x1023xbf16>, %c: tensor<3x1x1023xbf16>) -> tensor<3x1023xbf16> {
+  %r = kgraph.fused (%x, %c) : (tensor<3x37x1023xbf16>, tensor<3x1x1023xbf16>) -> tensor<3x1023xbf16> {
+  ^bb0(%a: tensor<3x37x1023xbf16>, %b: tensor<3x1x1023xbf16>):
+    %d = kgraph.sub %a, %b : tensor<3x37x1023xbf16>, tensor<3x1x1023xbf16>
+    %ab = kgraph.abs %d : tensor<3x37x1023xbf16>
+    %m = kgraph.reduce max %ab axes = [1] : tensor<3x37x1023xbf16>
+    kgraph.yield %m : tensor<3x1023xbf16>
+  }
+  return %r : tensor<3x1023xbf16>
+}""",
+        [Input("x", [3, 37, 1023], "bf16"), Input("c", [3, 1, 1023], "bf16")],
+        centered_max, kernels=1, tol=(1e-2, 1e-2)),
+    GraphCase(
+        "reduce_sum_squares_f32_8192x8192",
+        """func.func @main(%x: tensor<8192x8192xf32>) -> tensor<8192xf32> {
+  %r = kgraph.fused (%x) : (tensor<8192x8192xf32>) -> tensor<8192xf32> {
+  ^bb0(%a: tensor<8192x8192xf32>):
+    %sq = kgraph.mul %a, %a : tensor<8192x8192xf32>, tensor<8192x8192xf32>
+    %s = kgraph.reduce sum %sq axes = [1] : tensor<8192x8192xf32>
+    kgraph.yield %s : tensor<8192xf32>
+  }
+  return %r : tensor<8192xf32>
+}""",
+        [Input("x", [8192, 8192], "f32")],
+        sum_squares, kernels=1, tol=(1e-5, 1e-4), memcheck=False, bench=True),
+]

@@ -1,0 +1,189 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics --kgraph-tile=target=sm_80
+
+func.func @two_reduces(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %0 = kgraph.fused (%x) : (tensor<4x8xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
+    // expected-error @+1 {{'kgraph.reduce' op is a second kgraph.reduce in one group; a reduction group has exactly one}}
+    %t = kgraph.reduce max %s axes = [0] : tensor<4xf32>
+    kgraph.yield %t : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @not_elementwise(%x: tensor<1x1x4x8xf32>) -> tensor<1x1x4xf32> {
+  %0 = kgraph.fused (%x) : (tensor<1x1x4x8xf32>) -> tensor<1x1x4xf32> {
+  ^bb0(%a: tensor<1x1x4x8xf32>):
+    // expected-error @+1 {{'kgraph.pool2d' op cannot be part of a reduction group: only elementwise ops and splat constants can join a kgraph.reduce}}
+    %m = kgraph.pool2d max %a kernel = [1, 2] strides = [1, 2] : tensor<1x1x4x8xf32>
+    %s = kgraph.reduce sum %m axes = [3] : tensor<1x1x4x4xf32>
+    kgraph.yield %s : tensor<1x1x4xf32>
+  }
+  return %0 : tensor<1x1x4xf32>
+}
+
+// -----
+
+// A matmul makes a group a GEMM group, whose epilogue takes elementwise ops
+// only.
+func.func @reduce_after_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>):
+    %m = kgraph.matmul %a, %b : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    // expected-error @+1 {{'kgraph.reduce' op cannot be fused into the epilogue of a GEMM kernel group: only elementwise ops can}}
+    %s = kgraph.reduce sum %m axes = [1] : tensor<4x8xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dense_constant(%x: tensor<2x2xf32>) -> tensor<2xf32> {
+  %0 = kgraph.fused (%x) : (tensor<2x2xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<2x2xf32>):
+    // expected-error @+1 {{'arith.constant' op only splat tensor constants can be used inside a kernel group}}
+    %c = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+    %m = kgraph.mul %a, %c : tensor<2x2xf32>, tensor<2x2xf32>
+    %s = kgraph.reduce sum %m axes = [1] : tensor<2x2xf32>
+    kgraph.yield %s : tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @two_results(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  // expected-error @+1 {{'kgraph.fused' op reduction group must yield exactly one value, got 2}}
+  %0:2 = kgraph.fused (%x) : (tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = kgraph.exp %a : tensor<4x8xf32>
+    %s = kgraph.reduce sum %e axes = [1] : tensor<4x8xf32>
+    kgraph.yield %s, %e : tensor<4xf32>, tensor<4x8xf32>
+  }
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+func.func @broadcast_consumer(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kgraph.fused (%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>):
+    %s = kgraph.reduce max %a axes = [1] keep_dims : tensor<4x8xf32>
+    // expected-error @+1 {{'kgraph.sub' op uses the kgraph.reduce result but has shape 'tensor<4x8xf32>'; consumers of a reduction must keep the reduce result shape 'tensor<4x1xf32>'}}
+    %d = kgraph.sub %b, %s : tensor<4x8xf32>, tensor<4x1xf32>
+    kgraph.yield %d : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @independent_yield(%x: tensor<4x8xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op yields a value that does not depend on its kgraph.reduce}}
+  %0 = kgraph.fused (%x, %y) : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
+    %e = kgraph.exp %b : tensor<4xf32>
+    kgraph.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @empty(%x: tensor<4x0xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%x) : (tensor<4x0xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x0xf32>):
+    // expected-error @+1 {{'kgraph.reduce' op reduces an empty tensor 'tensor<4x0xf32>'}}
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x0xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @wrong_config(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op computes a kgraph.reduce but its 'kgraph.config' is not a #kgraph.reduce_config: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @config_without_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kgraph.fused' op has a #kgraph.reduce_config but its body has no kgraph.reduce}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 1, grid_size = 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = kgraph.exp %a : tensor<4x8xf32>
+    kgraph.yield %e : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @too_wide(%x: tensor<4x64xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 8 makes 32-byte accesses; at most 16 bytes are allowed}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 8, grid_size = 1>} : (tensor<4x64xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x64xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x64xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @rows_not_inner(%x: tensor<64x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 4 with threads_per_row > 1 needs the innermost input dimension to be reduced}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 4, grid_size = 1>} : (tensor<64x4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<64x4xf32>):
+    %s = kgraph.reduce sum %a axes = [0] : tensor<64x4xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @rows_not_divisible(%x: tensor<4x1001xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 4 does not divide the innermost reduced extent 1001}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 4, grid_size = 1>} : (tensor<4x1001xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x1001xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x1001xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @columns_not_inner(%x: tensor<4x64xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 4 with threads_per_row = 1 needs the innermost input dimension to be kept}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 1, rows_per_block = 32, vector_width = 4, grid_size = 1>} : (tensor<4x64xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x64xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x64xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @columns_not_divisible(%x: tensor<64x6xf16>) -> tensor<6xf16> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 4 does not divide the innermost kept extent 6}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 1, rows_per_block = 32, vector_width = 4, grid_size = 1>} : (tensor<64x6xf16>) -> tensor<6xf16> {
+  ^bb0(%a: tensor<64x6xf16>):
+    %s = kgraph.reduce sum %a axes = [0] : tensor<64x6xf16>
+    kgraph.yield %s : tensor<6xf16>
+  }
+  return %0 : tensor<6xf16>
+}
