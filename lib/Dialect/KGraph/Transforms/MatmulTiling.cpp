@@ -640,7 +640,11 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   // wgmma where the target has it for the operand type: warpgroups of 4
   // warps stacked along M, each one or two 64-row slabs by one N-wide
   // instruction, K tiles of 64 (one 128-byte swizzled row of f16/bf16).
-  if (std::optional<MmaShape> wg = wgmmaShape(p, target)) {
+  // Only with cp.async copies (at least 4 bytes each): synchronous copies of
+  // 64-deep tiles keep more values in registers than the model counts
+  // (ptxas spills them), so those shapes stay with mma.sync.
+  std::optional<MmaShape> wg = wgmmaShape(p, target);
+  if (wg && target.hasCpAsync && base.loadWidth * eb >= 4) {
     Tiling w = base;
     w.kind = MmaKind::wgmma;
     w.instM = 64;
