@@ -36,6 +36,10 @@
 //   load, wait, compute, so the two times add up.
 // - Each warp reads its A and B fragments (wtm + wtn values per k) from
 //   shared memory once; small warp tiles become shared-memory bound.
+// - wgmma (sm_90a, f16/bf16) runs at twice mma.sync's rate, reads each
+//   operand tile from shared memory once per warpgroup (not per warp), needs
+//   no fragment registers, and from 3 stages on keeps one stage busy for the
+//   previous tile's MMAs (s - 2 stage loads in flight instead of s - 1).
 // - Every main-loop iteration costs a block ~16 cycles besides its math
 //   (barrier, cp.async commit/wait, address updates): deep tile_k
 //   amortizes it, as long as the stages still fit.
