@@ -4,6 +4,8 @@ per-case file names, the duplicate-name check, and the base class of the
 two-operand GEMM-like cases (kgraph.matmul, kgraph.conv2d).
 """
 
+import re
+
 
 def ttype(shape, dtype):
     return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
@@ -20,6 +22,24 @@ def func_mlir(name, inputs, output, body):
             f"  {body}\n"
             f"  return %r : {rt}\n"
             f"}}\n")
+
+
+def fused_body(inputs, output, body, config):
+    """The op line ``body`` (defining ``%r`` from ``%<input name>``) inside a
+    ``kgraph.fused`` group that pins the ``#kgraph.matmul_config`` text
+    ``config`` (the model's choice is skipped)."""
+    args = ", ".join(f"%{i['name']}" for i in inputs)
+    types = ", ".join(ttype(i["shape"], i["dtype"]) for i in inputs)
+    block = ", ".join(f"%in_{i['name']}: {ttype(i['shape'], i['dtype'])}"
+                      for i in inputs)
+    rt = ttype(output["shape"], output["dtype"])
+    inner = re.sub(r"%(\w+)", lambda m: f"%in_{m.group(1)}", body)
+    return (f"%r = kgraph.fused ({args}) {{kgraph.config = {config}}} : "
+            f"({types}) -> {rt} {{\n"
+            f"  ^bb0({block}):\n"
+            f"    {inner}\n"
+            f"    kgraph.yield %in_r : {rt}\n"
+            f"  }}")
 
 
 def case_files(name):
@@ -47,6 +67,9 @@ class GemmLikeCase:
 
     optional = False
     unsupported_ok = True
+    #: A ``#kgraph.matmul_config<...>`` the case pins (e.g. wgmma for shapes
+    #: the model would give mma.sync), or None for the model's choice.
+    pinned_config = None
 
     @property
     def flops(self):
@@ -54,7 +77,11 @@ class GemmLikeCase:
         return 2 * (d["batch"] or 1) * d["m"] * d["n"] * d["k"]
 
     def mlir(self):
-        return func_mlir(self.name, self.inputs, self.output, self.body())
+        body = self.body()
+        if self.pinned_config:
+            body = fused_body(self.inputs, self.output, body,
+                              self.pinned_config)
+        return func_mlir(self.name, self.inputs, self.output, body)
 
     def extra_manifest(self):
         return {}
@@ -67,6 +94,7 @@ class GemmLikeCase:
             "inputs": self.inputs, "output": self.output,
             "reference": self.op, "check": "matmul", "flops": self.flops,
             "memcheck": self.memcheck,
+            **({"config": self.pinned_config} if self.pinned_config else {}),
             **case_files(self.name),
             **({"bench_kind": self.bench_kind} if self.bench_kind else {}),
         }

@@ -146,6 +146,33 @@ class ConvCase(GemmLikeCase):
         return {"conv": dict(self.geometry)}
 
 
+#: wgmma (sm_90a) with pinned configurations (the model gives these
+#: mma.sync): (AWKWARD tag or ResNet layer, layout, combo). 128 x 64 blocks
+#: of two warpgroups, m64n64k16, 64-deep K tiles, 4 stages (2 for nchw,
+#: whose copies are synchronous).
+WGMMA_CONV = [
+    ((64, 56, 64, 3, 1), "nhwc", "f16_f16"),
+    ("odd_hw", "nhwc", "f16_f32"),
+    ("stride2", "nhwc", "f16_f16"),
+    ("groups2", "nhwc", "f16_f16"),
+    ("c_not_mult8", "nhwc", "f16_f16"),
+    ("all_mixed", "nhwc", "f16_f32"),
+    ("odd_hw", "nchw", "f16_f16"),
+]
+
+
+def wgmma_conv_config(layout, c, groups, k):
+    run = c // groups if layout == "nhwc" else 1
+    width = 8
+    while width > 1 and (run % width or k % width):
+        width //= 2
+    stages = 4 if layout == "nhwc" else 2
+    return ("#kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, "
+            f"warps_m = 8, warps_n = 1, stages = {stages}, "
+            "instruction = wgmma, instruction_shape = [64, 64, 16], "
+            f"load_width = {width}, smem_padding = 0>")
+
+
 def resnet_tag(c, hw, f, k, s):
     return f"resnet_c{c}_hw{hw}_f{f}_k{k}_s{s}"
 
@@ -166,6 +193,20 @@ def all_cases():
                                 n, c, h, w, f, kh, kw, st, pad, dil, g)
                 case.memcheck = combo in MEMCHECK_COMBOS
                 cases.append(case)
+    awkward = {a[0]: a[1:] for a in AWKWARD}
+    for which, layout, combo in WGMMA_CONV:
+        if isinstance(which, tuple):
+            tag = resnet_tag(*which)
+            n = TEST_BATCH
+            c, h, w, f, kh, kw, st, pad, dil, g = resnet_geometry(*which)
+        else:
+            tag = which
+            n, c, h, w, f, kh, kw, st, pad, dil, g = awkward[which]
+        case = ConvCase(f"conv_wgmma_{combo}_{layout}_{tag}", combo, layout,
+                        n, c, h, w, f, kh, kw, st, pad, dil, g)
+        case.pinned_config = wgmma_conv_config(layout, c, g, kh * kw * c // g)
+        case.memcheck = not isinstance(which, tuple)
+        cases.append(case)
     check_unique_names(cases, "conv")
     return cases
 

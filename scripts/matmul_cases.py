@@ -58,6 +58,58 @@ TRANSPOSED = [
 BATCHED_TRANSPOSED = [("f16_f32", (3, 65, 33, 17)), ("f32_tf32", (3, 65, 33, 17))]
 LAYOUTS = [(True, False), (False, True), (True, True)]
 
+#: wgmma (sm_90a) with pinned configurations, so that the correctness tests
+#: reach it for shapes the model gives mma.sync: tag -> (tile_m, tile_n,
+#: warps_m, warps_n, stages, instruction N), tile_k 64. Warpgroups are 4
+#: warps along M, each (tile_m / (warps_m / 4)) x (tile_n / warps_n).
+WGMMA_CONFIGS = {
+    "wg2x1_n128": (128, 128, 8, 1, 4, 128),     # two 64-row warpgroups
+    "wg1x2_n128": (128, 256, 4, 2, 4, 128),     # the 4096^3 default: 2 slabs
+    "wg2x2_n64": (128, 128, 8, 2, 2, 64),       # 2 stages: wait_group 0
+    "wg1x1_n64": (64, 64, 4, 1, 3, 64),
+    "wg1x1_n96": (128, 96, 4, 1, 3, 96),        # N % 64 != 0: B^T only
+}
+#: (config tag, combo, batch, (M, N, K), transpose_a, transpose_b).
+WGMMA_CASES = [
+    (tag, "f16_f32", None, mnk, ta, tb)
+    for tag, layouts in (("wg2x1_n128", [(False, False), (True, True)]),
+                         ("wg1x2_n128", [(False, False), (False, True)]),
+                         ("wg2x2_n64", [(True, False), (False, True)]),
+                         ("wg1x1_n64", [(True, False), (True, True)]),
+                         ("wg1x1_n96", [(False, True), (True, True)]))
+    for ta, tb in layouts
+    for mnk in [(128, 128, 64), (33, 65, 17), (127, 129, 255),
+                (256, 1000, 2048)]
+] + [
+    ("wg2x1_n128", "f16_f16", None, (127, 129, 255), False, False),
+    ("wg1x2_n128", "bf16_f32", None, (127, 129, 255), False, False),
+    ("wg1x1_n96", "bf16_bf16", None, (127, 129, 255), True, True),
+    ("wg2x2_n64", "bf16_bf16", None, (100, 200, 300), False, True),
+    ("wg1x1_n64", "f16_f32", 3, (65, 33, 17), True, True),
+    ("wg2x1_n128", "bf16_bf16", 8, (128, 128, 128), False, False),
+]
+#: Memcheck subset of the wgmma cases: the small shapes of two configs.
+MEMCHECK_WGMMA = {(33, 65, 17), (65, 33, 17)}
+MEMCHECK_WGMMA_TAGS = {"wg2x1_n128", "wg1x1_n64"}
+
+
+def load_width(*extents, elem_bytes=2):
+    """The widest load (at most 16 bytes) dividing every contiguous extent,
+    as the tiling model picks it."""
+    width = 16 // elem_bytes
+    while width > 1 and any(e % width for e in extents):
+        width //= 2
+    return width
+
+
+def wgmma_config(tag, lw):
+    tm, tn, wm, wn, stages, inst_n = WGMMA_CONFIGS[tag]
+    return (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, "
+            f"tile_k = 64, warps_m = {wm}, warps_n = {wn}, stages = {stages}, "
+            f"instruction = wgmma, instruction_shape = [64, {inst_n}, 16], "
+            f"load_width = {lw}, smem_padding = 0>")
+
+
 #: Value domains: floats uniform in [-1, 1]; i8 integers in [-8, 8], so every
 #: i32 result is exact (|sum| <= 64 K) and so is its float64 reference.
 FLOAT_DOMAIN = {"dist": "uniform", "low": -1.0, "high": 1.0}
@@ -157,6 +209,14 @@ def all_cases():
         c = MatmulCase(combo, m, n, k, batch=b, transpose_a=True,
                        transpose_b=True)
         c.memcheck = True
+        cases.append(c)
+    for tag, combo, batch, (m, n, k), ta, tb in WGMMA_CASES:
+        c = MatmulCase(combo, m, n, k, batch=batch, transpose_a=ta,
+                       transpose_b=tb)
+        c.name = c.name.replace("matmul_", f"matmul_wgmma_{tag}_", 1)
+        c.pinned_config = wgmma_config(
+            tag, load_width(m if ta else k, k if tb else n))
+        c.memcheck = (m, n, k) in MEMCHECK_WGMMA and tag in MEMCHECK_WGMMA_TAGS
         cases.append(c)
     # precision = ieee written out (the default, spelled explicitly).
     c = MatmulCase("f32_f32", 33, 65, 17, explicit_ieee=True)

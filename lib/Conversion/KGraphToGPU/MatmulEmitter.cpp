@@ -8,7 +8,9 @@
 //     memory, multiplies them into its accumulators, and which output
 //     element each accumulator register holds.
 // WarpMma.cpp has SIMT fma and mma.sync (f16/bf16 k16 and k8, tf32, s8);
-// wgmma would plug in as another implementation. Without cp.async (sm_70,
+// Wgmma.cpp has sm_90a's asynchronous warpgroup MMA, which overrides the
+// WarpMma hooks (warp placement, its own swizzled tile layout, tiles still
+// read after a k step, fences). Without cp.async (sm_70,
 // sm_75, or rows not 4-byte aligned) the stages are filled by synchronous
 // copies; the loop is the same, and the barrier at the top of each k step
 // orders the writes of a stage before its reads.
@@ -29,7 +31,9 @@
 //   A: [tile_m][tile_k + pad], or [tile_k][tile_m + pad] if transpose_a
 //   B: [tile_k][tile_n + pad], or [tile_n][tile_k + pad] if transpose_b
 // ldmatrix (.trans where the stored rows run along K) turns either layout
-// into mma fragments.
+// into mma fragments. An instruction may ask for a layout of its own
+// (WarpMma::tileShape / tileIndices; wgmma: 128-byte swizzled rows, see
+// Wgmma.cpp), aligned inside the dynamic shared memory.
 //
 // A group may fuse elementwise ops around its GEMM (GemmGroup.h). The
 // epilogue evaluates them per accumulator element in registers before the

@@ -49,10 +49,9 @@ func.func @stem_c3_nhwc_f16(%x: tensor<64x224x224x3xf16>, %w: tensor<64x7x7x3xf1
 // -----
 
 // NCHW gathers are strided along K (c, kh, kw): load_width 1. f16 inputs
-// with an f32 result use the tensor cores: wgmma on the H200 (its swizzled
-// tiles are filled by synchronous copies), mma.sync on the A100.
+// with an f32 result still use mma.sync (wgmma only with cp.async copies).
 // CHECK-LABEL: func @nchw_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 1, smem_padding = 0>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM80-LABEL: func @nchw_f16(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 func.func @nchw_f16(%x: tensor<8x64x28x28xf16>, %w: tensor<128x64x3x3xf16>) -> tensor<8x128x28x28xf32> {

@@ -3,6 +3,8 @@
 // RUN: kgraph-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_80})' | FileCheck %s --check-prefix=SM80
 // RUN: kgraph-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90})' | FileCheck %s --check-prefix=SM90
+// RUN: kgraph-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_75})' | FileCheck %s --check-prefix=SM75
 // RUN: kgraph-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_70})' | FileCheck %s --check-prefix=SM70
@@ -20,6 +22,9 @@
 // pipeline.
 // CHECK-LABEL: func @f16_4096(
 // CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 2, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
+// Plain sm_90 (no "a" features) has no wgmma: mma.sync.
+// SM90-LABEL: func @f16_4096(
+// SM90: kgraph.config = #kgraph.matmul_config<{{.*}}instruction = mma_sync, instruction_shape = [16, 8, 16]
 // SM80-LABEL: func @f16_4096(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @f16_4096(

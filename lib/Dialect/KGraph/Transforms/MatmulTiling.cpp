@@ -36,6 +36,10 @@
 //   load, wait, compute, so the two times add up.
 // - Each warp reads its A and B fragments (wtm + wtn values per k) from
 //   shared memory once; small warp tiles become shared-memory bound.
+// - wgmma (sm_90a, f16/bf16) runs at twice mma.sync's rate, reads each
+//   operand tile from shared memory once per warpgroup (not per warp), needs
+//   no fragment registers, and from 3 stages on keeps one stage busy for the
+//   previous tile's MMAs (s - 2 stage loads in flight instead of s - 1).
 // - Every main-loop iteration costs a block ~16 cycles besides its math
 //   (barrier, cp.async commit/wait, address updates): deep tile_k
 //   amortizes it, as long as the stages still fit.
@@ -641,7 +645,11 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   // wgmma where the target has it for the operand type: warpgroups of 4
   // warps stacked along M, each one or two 64-row slabs by one N-wide
   // instruction, K tiles of 64 (one 128-byte swizzled row of f16/bf16).
-  if (std::optional<MmaShape> wg = wgmmaShape(p, target)) {
+  // Only with cp.async copies (at least 4 bytes each): synchronous copies of
+  // 64-deep tiles keep more values in registers than the model counts
+  // (ptxas spills them), so those shapes stay with mma.sync.
+  std::optional<MmaShape> wg = wgmmaShape(p, target);
+  if (wg && target.hasCpAsync && base.loadWidth * eb >= 4) {
     Tiling w = base;
     w.kind = MmaKind::wgmma;
     w.instM = 64;

@@ -107,8 +107,13 @@ def KGraph_MatmulConfigAttr
     - `stages`: operand tiles in flight in shared memory (1: load, barrier,
       compute; >= 2: asynchronous copies in a software pipeline).
     - `instruction`, `instruction_shape`: `fma` (SIMT, shape [1, 1, 1]),
-      `mma_sync` (e.g. [16, 8, 16] for f16) or `wgmma`; the shape must be
-      one the SM target table lists for the operand type.
+      `mma_sync` (e.g. [16, 8, 16] for f16) or `wgmma` ([64, N, 16] for
+      f16/bf16 on sm_90a); the shape must be one the SM target table lists
+      for the operand type. For `wgmma`, 4 consecutive warps form a
+      warpgroup and the warpgroups a `warps_m / 4 x warps_n` grid: each
+      computes a `(tile_m / (warps_m / 4)) x (tile_n / warps_n)` tile, a
+      multiple of the instruction shape (64-row slabs by N-wide
+      instructions); its tiles are swizzled, so `smem_padding = 0`.
     - `load_width`: elements per global load of an operand (8 for 16-byte
       f16 copies; 1 when rows are not 16-byte aligned).
     - `smem_padding`: elements added to each shared-memory row so that
@@ -119,6 +124,9 @@ def KGraph_MatmulConfigAttr
     #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2,
         warps_n = 2, stages = 4, instruction = mma_sync,
         instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>
+    #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4,
+        warps_n = 2, stages = 4, instruction = wgmma,
+        instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>
     ```
   }];
   let parameters = (ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,

@@ -28,6 +28,12 @@
 // f16 128x128x32, pad 8, 4 stages, no transposes:
 //   4 * (128 * 40 + 32 * 136) * 2 = 75776 bytes.
 //
+// wgmma (sm_90a) stores the same rows unpadded (smem_padding = 0), cut into
+// 64-column blocks with the 128-byte swizzle (lib/Conversion/KGraphToGPU/
+// Wgmma.cpp), and the tiles start on a 1024-byte boundary found at run time,
+// so its kernels ask for 1024 bytes more: f16 128x256x64, 4 stages:
+//   4 * (128 * 64 + 64 * 256) * 2 + 1024 = 197632 bytes.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H
