@@ -475,8 +475,12 @@ void Fuser::formStencilGroups() {
         Operation *def = v.getDefiningOp();
         return def && s.contains(def);
       };
+      // A stencil op joins through its input; a conv2d filter is a weight
+      // from outside, never a value on the grid.
       if (llvm::isa<Conv2dOp, Pool2dOp>(op))
-        return isStencilOp(op) && getStencilGrid(op) == grid;
+        return isStencilOp(op) && getStencilGrid(op) == grid &&
+               inSet(op->getOperand(0)) &&
+               (op->getNumOperands() == 1 || !inSet(op->getOperand(1)));
       return isStencilElementwiseOp(op, grid, inSet);
     });
     // Elementwise producers on the grid used only by the group.
@@ -536,6 +540,7 @@ void Fuser::formGemmGroups() {
           return def && s.contains(def);
         });
       });
+      // Never empties the epilogue: {anchor, its only user} yields one value.
       trimToOneResult(anchor, set);
     } else if (onlyUser) {
       note(anchor, "no epilogue fused: its user '" +
