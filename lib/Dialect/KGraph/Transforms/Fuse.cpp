@@ -258,7 +258,8 @@ private:
     auto it = groupOf.find(op);
     return it == groupOf.end() ? -1 : it->second;
   }
-  bool createsCycle(const OpSet &set) const;
+  /// `last`, if given, is the last op of `set` in the block.
+  bool createsCycle(const OpSet &set, Operation *last = nullptr) const;
   SmallVector<Value> escaping(const OpSet &set) const;
   std::optional<SmallVector<Operation *>>
   collectCone(Value value, function_ref<bool(Operation *)> allowed) const;
@@ -267,6 +268,7 @@ private:
   void eraseClones(ArrayRef<Operation *> clones);
 
   unsigned addGroup(GroupKind kind, const OpSet &set);
+  unsigned addGroup(GroupKind kind, SmallVector<Operation *> ordered);
   /// Records why `op` was not fused (reported if it ends up alone).
   void note(Operation *op, const Twine &why) {
     if (!options.report)
@@ -309,12 +311,38 @@ static SmallVector<Operation *> usersOf(Block *body, Operation *op) {
 
 /// `set` is legal only if no path leaves it and comes back: walk forward from
 /// the users outside it, expanding each group met as one node.
-bool Fuser::createsCycle(const OpSet &set) const {
+///
+/// Edges between ops go forward in the block, so a path can only come back
+/// to `set` through a group that starts before `set` ends: ops after
+/// `limit` (the end of `set`, extended over every group that straddles it)
+/// never lead back and are not walked.
+bool Fuser::createsCycle(const OpSet &set, Operation *last) const {
+  Operation *limit = last;
+  if (!limit)
+    for (Operation *op : set)
+      if (op->getBlock() == body && (!limit || limit->isBeforeInBlock(op)))
+        limit = op;
+  for (bool changed = limit != nullptr; changed;) {
+    changed = false;
+    for (const Group &group : groups) {
+      if (group.dead || group.ops.empty())
+        continue;
+      Operation *first = group.ops.front(), *last = group.ops.back();
+      if (first->isBeforeInBlock(limit) && limit->isBeforeInBlock(last)) {
+        limit = last;
+        changed = true;
+      }
+    }
+  }
+  auto beyond = [&](Operation *op) {
+    return limit && limit->isBeforeInBlock(op);
+  };
+
   SmallVector<Operation *> worklist;
   OpSet visited;
   for (Operation *op : set)
     for (Operation *user : usersOf(body, op))
-      if (!set.contains(user))
+      if (!set.contains(user) && !beyond(user))
         worklist.push_back(user);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
@@ -323,12 +351,13 @@ bool Fuser::createsCycle(const OpSet &set) const {
     int g = findGroup(op);
     if (g >= 0)
       for (Operation *member : groups[g].ops)
-        if (!set.contains(member))
+        if (!set.contains(member) && !beyond(member))
           worklist.push_back(member);
     for (Operation *user : usersOf(body, op)) {
       if (set.contains(user))
         return true;
-      worklist.push_back(user);
+      if (!beyond(user))
+        worklist.push_back(user);
     }
   }
   return false;
@@ -397,14 +426,19 @@ void Fuser::eraseClones(ArrayRef<Operation *> clones) {
 }
 
 unsigned Fuser::addGroup(GroupKind kind, const OpSet &set) {
-  unsigned index = groups.size();
-  Group group{kind, {}, false};
   SmallVector<Operation *> ordered(set.begin(), set.end());
   llvm::sort(ordered,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return addGroup(kind, std::move(ordered));
+}
+
+/// `ordered` is in program order.
+unsigned Fuser::addGroup(GroupKind kind, SmallVector<Operation *> ordered) {
+  unsigned index = groups.size();
+  Group group{kind, {}, false};
   group.ops.insert(ordered.begin(), ordered.end());
   groups.push_back(std::move(group));
-  for (Operation *op : set)
+  for (Operation *op : ordered)
     groupOf[op] = index;
   return index;
 }
@@ -678,6 +712,7 @@ void Fuser::formElementwiseGroups() {
     OpSet set;
     set.insert(op);
     SmallVector<unsigned> merged;
+    SmallVector<Operation *> allClones;
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value v = op->getOperand(i);
       int g = findGroup(v.getDefiningOp() ? v.getDefiningOp() : nullptr);
@@ -686,7 +721,7 @@ void Fuser::formElementwiseGroups() {
         continue;
       OpSet candidate = set;
       candidate.insert(groups[g].ops.begin(), groups[g].ops.end());
-      if (!createsCycle(candidate)) {
+      if (!createsCycle(candidate, op)) {
         set = std::move(candidate);
         merged.push_back(g);
         continue;
@@ -706,7 +741,7 @@ void Fuser::formElementwiseGroups() {
       op->setOperand(i, copy);
       OpSet withClones = set;
       withClones.insert(clones.begin(), clones.end());
-      if (createsCycle(withClones)) {
+      if (createsCycle(withClones, op)) {
         op->setOperand(i, v);
         eraseClones(clones);
         note(op, "not fused with the elementwise group of its operand #" +
@@ -714,13 +749,22 @@ void Fuser::formElementwiseGroups() {
         continue;
       }
       set = std::move(withClones);
+      allClones.append(clones.begin(), clones.end());
     }
+    // Program order without a full sort: each merged group is in order and
+    // precedes the clones (placed right before `op`) and `op` itself.
+    SmallVector<Operation *> ordered;
     for (unsigned g : merged) {
       groups[g].dead = true;
-      for (Operation *member : groups[g].ops)
-        groupOf.erase(member);
+      ordered.append(groups[g].ops.begin(), groups[g].ops.end());
     }
-    addGroup(GroupKind::Elementwise, set);
+    if (merged.size() > 1)
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    ordered.append(allClones.begin(), allClones.end());
+    ordered.push_back(op);
+    addGroup(GroupKind::Elementwise, std::move(ordered));
   }
   // One-op elementwise groups are left to kgraph-form-kernels.
   for (Group &group : groups) {
