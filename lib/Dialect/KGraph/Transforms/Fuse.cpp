@@ -328,7 +328,7 @@ bool Fuser::createsCycle(const OpSet &set, Operation *last) const {
       if (group.dead || group.ops.empty())
         continue;
       Operation *first = group.ops.front(), *last = group.ops.back();
-      if (first->isBeforeInBlock(limit) && limit->isBeforeInBlock(last)) {
+      if (!limit->isBeforeInBlock(first) && limit->isBeforeInBlock(last)) {
         limit = last;
         changed = true;
       }
