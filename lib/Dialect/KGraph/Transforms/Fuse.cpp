@@ -251,8 +251,7 @@ public:
 private:
   // Graph queries.
   bool isFree(Operation *op) const {
-    return op && op->getBlock() == body &&
-           isKernelOp(op) && !groupOf.count(op);
+    return op && op->getBlock() == body && isKernelOp(op) && !groupOf.count(op);
   }
   int findGroup(Operation *op) const {
     auto it = groupOf.find(op);
@@ -406,7 +405,8 @@ Fuser::collectCone(Value value, function_ref<bool(Operation *)> allowed) const {
 
 /// Clones `cone` right before `before`; returns the clone of `value`.
 Value Fuser::cloneCone(ArrayRef<Operation *> cone, Value value,
-                       Operation *before, SmallVectorImpl<Operation *> &clones) {
+                       Operation *before,
+                       SmallVectorImpl<Operation *> &clones) {
   IRMapping mapping;
   builder.setInsertionPoint(before);
   for (Operation *op : cone) {
@@ -562,12 +562,11 @@ void Fuser::formGemmGroups() {
     unsigned numUses = std::distance(result.use_begin(), result.use_end());
     Operation *onlyUser = numUses == 1 ? *result.user_begin() : nullptr;
     if (numUses > 1) {
-      note(anchor, "no epilogue fused: its result has " + Twine(numUses) +
-                       " users");
+      note(anchor,
+           "no epilogue fused: its result has " + Twine(numUses) + " users");
     } else if (onlyUser && isFree(onlyUser) &&
-               isEpilogueCandidate(onlyUser, shape, [&](Value v) {
-                 return v == result;
-               })) {
+               isEpilogueCandidate(onlyUser, shape,
+                                   [&](Value v) { return v == result; })) {
       growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
         return isEpilogueCandidate(op, shape, [&](Value v) {
           Operation *def = v.getDefiningOp();
@@ -728,9 +727,8 @@ void Fuser::formElementwiseGroups() {
       }
       // Merging would close a cycle through another group: recompute the
       // value here instead, if its cone in that group is small.
-      auto cone = collectCone(v, [&](Operation *def) {
-        return findGroup(def) == g;
-      });
+      auto cone =
+          collectCone(v, [&](Operation *def) { return findGroup(def) == g; });
       if (!cone) {
         note(op, "not fused with the elementwise group of its operand #" +
                      Twine(i) + ": it would create a cycle");
@@ -796,8 +794,8 @@ void Fuser::wrapGroups() {
     if (group.dead)
       continue;
     SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
-    llvm::sort(ops,
-               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     OpSet set(ops.begin(), ops.end());
     SmallVector<Value> results = escaping(set);
     // Dead code computes nothing anyone reads: no kernel for it.
@@ -805,8 +803,8 @@ void Fuser::wrapGroups() {
       continue;
     std::string names;
     for (Operation *op : ops)
-      names += (names.empty() ? "" : ", ") +
-               describe(op, recomputed.contains(op));
+      names +=
+          (names.empty() ? "" : ", ") + describe(op, recomputed.contains(op));
     // The group is located at its first op that is not a recomputed copy.
     Operation *first = ops.front();
     for (Operation *op : ops)
@@ -819,7 +817,8 @@ void Fuser::wrapGroups() {
     fused->setLoc(loc);
     if (options.report)
       fused.emitRemark() << "fused " << ops.size() << " ops into "
-                         << (group.kind == GroupKind::Elementwise ? "an " : "a ")
+                         << (group.kind == GroupKind::Elementwise ? "an "
+                                                                  : "a ")
                          << kindName(group.kind) << " group with "
                          << results.size() << " result"
                          << (results.size() == 1 ? "" : "s") << ": " << names;
