@@ -9,7 +9,7 @@ func.func @diamond(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x6
   %a = kgraph.neg %x : tensor<64x64xf32>
   // expected-remark @below {{not fused: no epilogue fused: its result has 2 users}}
   %m = kgraph.matmul %a, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-  // expected-remark @below {{not fused: not fused with the elementwise group of its operand #0: it would create a cycle}}
+  // expected-remark @below {{not fused: not fused into the kgraph.matmul epilogue: its operand has 2 users; not fused with the elementwise group of its operand #0: it would create a cycle}}
   %c = kgraph.add %a, %m : tensor<64x64xf32>, tensor<64x64xf32>
   return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
 }

@@ -15,7 +15,7 @@ func.func @gemm_group(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>, %bias: tens
 func.func @two_users(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
   // expected-remark @below {{not fused: no epilogue fused: its result has 2 users}}
   %0 = kgraph.matmul %a, %b : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
-  // expected-remark @below {{not fused: no producer or consumer it can be fused with}}
+  // expected-remark @below {{not fused: not fused into the kgraph.matmul epilogue: its operand has 2 users}}
   %1 = kgraph.relu %0 : tensor<64x128xf32>
   return %0, %1 : tensor<64x128xf32>, tensor<64x128xf32>
 }

@@ -564,6 +564,11 @@ void Fuser::formGemmGroups() {
     if (numUses > 1) {
       note(anchor,
            "no epilogue fused: its result has " + Twine(numUses) + " users");
+      for (Operation *user : result.getUsers())
+        if (isFree(user) && isElementwiseOp(user))
+          note(user, "not fused into the " + anchor->getName().getStringRef() +
+                         " epilogue: its operand has " + Twine(numUses) +
+                         " users");
     } else if (onlyUser && isFree(onlyUser) &&
                isEpilogueCandidate(onlyUser, shape,
                                    [&](Value v) { return v == result; })) {
