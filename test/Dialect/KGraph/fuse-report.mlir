@@ -79,3 +79,14 @@ func.func @recomputed(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<6
   %c = kgraph.add %a, %m : tensor<64x64xf32>, tensor<64x64xf32>
   return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A stencil op with nothing on its grid to fuse.
+func.func @lone_stencil(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32> {
+  // expected-remark @below {{not fused: stencil op with no fusible neighbour}}
+  %0 = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] layout = nhwc : tensor<1x8x8x2xf32>
+  // expected-remark @below {{not fused: pool2d is not a stencil op: pool2d has strides other than 1}}
+  %1 = kgraph.pool2d avg %0 kernel = [2, 2] strides = [2, 2] layout = nhwc : tensor<1x8x8x2xf32>
+  return %1 : tensor<1x4x4x2xf32>
+}

@@ -186,7 +186,7 @@ StencilGrid kgraph::getStencilGrid(Operation *stencilOp) {
   unsigned h, w, c;
   gridDims(layout, h, w, c);
   grid.n = in[0], grid.h = in[h], grid.w = in[w];
-  grid.layout = static_cast<unsigned>(layout);
+  grid.layout = layout;
   return grid;
 }
 
@@ -198,7 +198,7 @@ bool kgraph::isStencilElementwiseOp(Operation *op, const StencilGrid &grid,
   if (out.size() != 4)
     return false;
   unsigned h, w, c;
-  gridDims(static_cast<Layout>(grid.layout), h, w, c);
+  gridDims(grid.layout, h, w, c);
   if (out[0] != grid.n || out[h] != grid.h || out[w] != grid.w ||
       out[c] > kMaxStencilChannels)
     return false;
