@@ -284,6 +284,7 @@ private:
   void growConsumers(Operation *anchor, OpSet &set,
                      function_ref<bool(Operation *, const OpSet &)> accepts);
   void trimToOneResult(Operation *anchor, OpSet &set);
+  void eraseDeadCloneSources();
   void wrapGroups();
 
   func::FuncOp func;
@@ -295,6 +296,8 @@ private:
   DenseMap<Operation *, std::string> whyNot;
   /// Clones made to recompute a value in a second group (for the report).
   OpSet recomputed;
+  /// Ops that were cloned; once every user reads a clone they are dead.
+  llvm::SetVector<Operation *> cloneSources;
 };
 } // namespace
 
@@ -412,6 +415,7 @@ Value Fuser::cloneCone(ArrayRef<Operation *> cone, Value value,
   for (Operation *op : cone) {
     clones.push_back(builder.clone(*op, mapping));
     recomputed.insert(clones.back());
+    cloneSources.insert(op);
   }
   return mapping.lookupOrDefault(value);
 }
@@ -833,11 +837,41 @@ void Fuser::wrapGroups() {
   sortTopologically(body, body->without_terminator());
 }
 
+/// A value recomputed by all its users leaves its original dead (inside a
+/// group, it would be computed and thrown away): erase such originals, and
+/// drop groups left with fewer than two ops (kgraph-form-kernels wraps them).
+void Fuser::eraseDeadCloneSources() {
+  SmallVector<Operation *> worklist(cloneSources.begin(), cloneSources.end());
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!cloneSources.contains(op) || !op->use_empty())
+      continue;
+    cloneSources.remove(op);
+    if (int g = findGroup(op); g >= 0) {
+      groups[g].ops.remove(op);
+      groupOf.erase(op);
+    }
+    whyNot.erase(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    op->erase();
+  }
+  for (Group &group : groups) {
+    if (group.dead || group.ops.size() > 1)
+      continue;
+    group.dead = true;
+    for (Operation *op : group.ops)
+      groupOf.erase(op);
+  }
+}
+
 void Fuser::run() {
   formStencilGroups();
   formGemmGroups();
   formReductionGroups();
   formElementwiseGroups();
+  eraseDeadCloneSources();
   if (options.report) {
     for (Operation &op : func.getBody().front()) {
       if (!isKernelOp(&op) || groupOf.count(&op))
