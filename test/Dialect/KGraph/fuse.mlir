@@ -265,3 +265,25 @@ func.func @recompute_leaves_dead_original(%x: tensor<64x64xf32>, %w: tensor<64x6
   %c = kgraph.add %b, %m : tensor<64x64xf32>, tensor<64x64xf32>
   return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// The same cycle through a region with recomputation on: %c's group computes
+// its own exp.
+// CHECK-LABEL: func @through_region
+// CHECK: %[[A:.*]] = kgraph.exp
+// CHECK: %[[R:.*]] = scf.if
+// CHECK: kgraph.fused(%{{.*}}, %[[R]])
+// CHECK: kgraph.exp
+// CHECK-NEXT: kgraph.add
+func.func @through_region(%x: tensor<8xf32>, %p: i1) -> tensor<8xf32> {
+  %a = kgraph.exp %x : tensor<8xf32>
+  %r = scf.if %p -> tensor<8xf32> {
+    %n = kgraph.neg %a : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  } else {
+    scf.yield %x : tensor<8xf32>
+  }
+  %c = kgraph.add %a, %r : tensor<8xf32>, tensor<8xf32>
+  return %c : tensor<8xf32>
+}
