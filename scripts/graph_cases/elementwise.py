@@ -55,11 +55,13 @@ def dag_select(x, t):
 
 
 CASES = [
-    # The case: 64M f32 elements (8192 x 8192), one kernel.
+    # The case: 64M f32 elements (8192 x 8192), one kernel. f32
+    # tolerance: a few ulps of values up to ~2.7 (erf is within 2 ulps), where
+    # gelu(.) * y + z can cancel to ~0.
     _chain_case("ew_gelu_chain_f32_8192x8192", 8192, 8192, "f32",
-                tol=(1e-5, 1e-6), bench=True, memcheck=False),
+                tol=(1e-5, 4e-6), bench=True, memcheck=False),
     _chain_case("ew_gelu_chain_f32_37x1001", 37, 1001, "f32",
-                tol=(1e-5, 1e-6)),
+                tol=(1e-5, 4e-6)),
     _chain_case("ew_gelu_chain_f16_33x4097", 33, 4097, "f16",
                 tol=(2e-2, 2e-2)),
     _chain_case("ew_gelu_chain_f16_4096x4096", 4096, 4096, "f16",

@@ -41,7 +41,7 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 std::string findCUDAToolkit(llvm::StringRef preferred = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
-///   tiled:  [kgraph-fuse,] kgraph-form-kernels, kgraph-tile (kgraph on tensors)
+///   tiled:  [kgraph-fuse] kgraph-form-kernels kgraph-tile (kgraph, tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
 ///   nvvm:   nvvm-attach-target, convert-gpu-to-nvvm ... (llvm + nvvm)
 ///   binary: gpu-module-to-binary{format=isa}            (PTX in gpu.binary)

@@ -161,3 +161,20 @@ func.func @two_grids(%x: tensor<1x16x16x1xf32>) -> tensor<1x8x8x1xf32> {
   %4 = kgraph.exp %3 : tensor<1x8x8x1xf32>
   return %4 : tensor<1x8x8x1xf32>
 }
+
+// -----
+
+// A conv2d whose filter is computed from a value on the grid does not join
+// the stencil group through its filter.
+// CHECK-LABEL: func @filter_from_grid
+// CHECK: %[[S:.*]] = kgraph.fused
+// CHECK: kgraph.pool2d
+// CHECK-NEXT: kgraph.neg
+// CHECK-NEXT: kgraph.yield
+// CHECK: kgraph.conv2d %{{.*}}, %[[S]]
+func.func @filter_from_grid(%x: tensor<1x1x3x3xf32>, %y: tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32> {
+  %0 = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x3x3xf32>
+  %1 = kgraph.neg %0 : tensor<1x1x3x3xf32>
+  %2 = kgraph.conv2d %y, %1 padding = [1, 1, 1, 1] : tensor<1x1x8x8xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x8x8xf32>
+  return %2 : tensor<1x1x8x8xf32>
+}

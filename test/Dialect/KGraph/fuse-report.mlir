@@ -15,7 +15,7 @@ func.func @gemm_group(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>, %bias: tens
 func.func @two_users(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
   // expected-remark @below {{not fused: no epilogue fused: its result has 2 users}}
   %0 = kgraph.matmul %a, %b : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
-  // expected-remark @below {{not fused: no producer or consumer it can be fused with}}
+  // expected-remark @below {{not fused: not fused into the kgraph.matmul epilogue: its operand has 2 users}}
   %1 = kgraph.relu %0 : tensor<64x128xf32>
   return %0, %1 : tensor<64x128xf32>, tensor<64x128xf32>
 }
@@ -78,4 +78,15 @@ func.func @recomputed(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<6
   // expected-remark @below {{fused 2 ops into an elementwise group with 1 result: kgraph.neg at 75:8 (recomputed), kgraph.add at 79:8}}
   %c = kgraph.add %a, %m : tensor<64x64xf32>, tensor<64x64xf32>
   return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// A stencil op with nothing on its grid to fuse.
+func.func @lone_stencil(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32> {
+  // expected-remark @below {{not fused: stencil op with no fusible neighbour}}
+  %0 = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] layout = nhwc : tensor<1x8x8x2xf32>
+  // expected-remark @below {{not fused: pool2d is not a stencil op: pool2d has strides other than 1}}
+  %1 = kgraph.pool2d avg %0 kernel = [2, 2] strides = [2, 2] layout = nhwc : tensor<1x8x8x2xf32>
+  return %1 : tensor<1x4x4x2xf32>
 }

@@ -241,3 +241,49 @@ func.func @not_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %x: tenso
   %3 = kgraph.neg %2 : tensor<4x64x128xf32>
   return %1 : tensor<4x64x128xf32>
 }
+
+// -----
+
+// %b is computed in %a's group only for %c, which cannot join that group (a
+// cycle through the matmul) and recomputes %a and %b instead: the original
+// %b is then dead and erased, and %a is left alone (one op, no group).
+// CHECK-LABEL: func @recompute_leaves_dead_original
+// CHECK-SAME: (%[[X:.*]]: tensor<64x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
+// CHECK: %[[A:.*]] = kgraph.neg %[[X]]
+// CHECK-NOT: kgraph.exp
+// CHECK: %[[M:.*]] = kgraph.matmul %[[A]], %[[W]]
+// CHECK: %[[C:.*]] = kgraph.fused(%[[X]], %[[M]])
+// CHECK: kgraph.neg
+// CHECK-NEXT: kgraph.exp
+// CHECK-NEXT: kgraph.add
+// CHECK-NEXT: kgraph.yield
+// CHECK-NOT: kgraph.fused
+func.func @recompute_leaves_dead_original(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %a = kgraph.neg %x : tensor<64x64xf32>
+  %b = kgraph.exp %a : tensor<64x64xf32>
+  %m = kgraph.matmul %a, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %c = kgraph.add %b, %m : tensor<64x64xf32>, tensor<64x64xf32>
+  return %c, %m : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// The same cycle through a region with recomputation on: %c's group computes
+// its own exp.
+// CHECK-LABEL: func @through_region
+// CHECK: %[[A:.*]] = kgraph.exp
+// CHECK: %[[R:.*]] = scf.if
+// CHECK: kgraph.fused(%{{.*}}, %[[R]])
+// CHECK: kgraph.exp
+// CHECK-NEXT: kgraph.add
+func.func @through_region(%x: tensor<8xf32>, %p: i1) -> tensor<8xf32> {
+  %a = kgraph.exp %x : tensor<8xf32>
+  %r = scf.if %p -> tensor<8xf32> {
+    %n = kgraph.neg %a : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  } else {
+    scf.yield %x : tensor<8xf32>
+  }
+  %c = kgraph.add %a, %r : tensor<8xf32>, tensor<8xf32>
+  return %c : tensor<8xf32>
+}

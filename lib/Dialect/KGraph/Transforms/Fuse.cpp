@@ -186,7 +186,7 @@ StencilGrid kgraph::getStencilGrid(Operation *stencilOp) {
   unsigned h, w, c;
   gridDims(layout, h, w, c);
   grid.n = in[0], grid.h = in[h], grid.w = in[w];
-  grid.layout = static_cast<unsigned>(layout);
+  grid.layout = layout;
   return grid;
 }
 
@@ -198,7 +198,7 @@ bool kgraph::isStencilElementwiseOp(Operation *op, const StencilGrid &grid,
   if (out.size() != 4)
     return false;
   unsigned h, w, c;
-  gridDims(static_cast<Layout>(grid.layout), h, w, c);
+  gridDims(grid.layout, h, w, c);
   if (out[0] != grid.n || out[h] != grid.h || out[w] != grid.w ||
       out[c] > kMaxStencilChannels)
     return false;
@@ -251,14 +251,14 @@ public:
 private:
   // Graph queries.
   bool isFree(Operation *op) const {
-    return op && op->getBlock() == body &&
-           isKernelOp(op) && !groupOf.count(op);
+    return op && op->getBlock() == body && isKernelOp(op) && !groupOf.count(op);
   }
   int findGroup(Operation *op) const {
     auto it = groupOf.find(op);
     return it == groupOf.end() ? -1 : it->second;
   }
-  bool createsCycle(const OpSet &set) const;
+  /// `last`, if given, is the last op of `set` in the block.
+  bool createsCycle(const OpSet &set, Operation *last = nullptr) const;
   SmallVector<Value> escaping(const OpSet &set) const;
   std::optional<SmallVector<Operation *>>
   collectCone(Value value, function_ref<bool(Operation *)> allowed) const;
@@ -267,6 +267,7 @@ private:
   void eraseClones(ArrayRef<Operation *> clones);
 
   unsigned addGroup(GroupKind kind, const OpSet &set);
+  unsigned addGroup(GroupKind kind, SmallVector<Operation *> ordered);
   /// Records why `op` was not fused (reported if it ends up alone).
   void note(Operation *op, const Twine &why) {
     if (!options.report)
@@ -283,6 +284,7 @@ private:
   void growConsumers(Operation *anchor, OpSet &set,
                      function_ref<bool(Operation *, const OpSet &)> accepts);
   void trimToOneResult(Operation *anchor, OpSet &set);
+  void eraseDeadCloneSources();
   void wrapGroups();
 
   func::FuncOp func;
@@ -294,6 +296,8 @@ private:
   DenseMap<Operation *, std::string> whyNot;
   /// Clones made to recompute a value in a second group (for the report).
   OpSet recomputed;
+  /// Ops that were cloned; once every user reads a clone they are dead.
+  llvm::SetVector<Operation *> cloneSources;
 };
 } // namespace
 
@@ -309,12 +313,38 @@ static SmallVector<Operation *> usersOf(Block *body, Operation *op) {
 
 /// `set` is legal only if no path leaves it and comes back: walk forward from
 /// the users outside it, expanding each group met as one node.
-bool Fuser::createsCycle(const OpSet &set) const {
+///
+/// Edges between ops go forward in the block, so a path can only come back
+/// to `set` through a group that starts before `set` ends: ops after
+/// `limit` (the end of `set`, extended over every group that straddles it)
+/// never lead back and are not walked.
+bool Fuser::createsCycle(const OpSet &set, Operation *last) const {
+  Operation *limit = last;
+  if (!limit)
+    for (Operation *op : set)
+      if (op->getBlock() == body && (!limit || limit->isBeforeInBlock(op)))
+        limit = op;
+  for (bool changed = limit != nullptr; changed;) {
+    changed = false;
+    for (const Group &group : groups) {
+      if (group.dead || group.ops.empty())
+        continue;
+      Operation *first = group.ops.front(), *last = group.ops.back();
+      if (!limit->isBeforeInBlock(first) && limit->isBeforeInBlock(last)) {
+        limit = last;
+        changed = true;
+      }
+    }
+  }
+  auto beyond = [&](Operation *op) {
+    return limit && limit->isBeforeInBlock(op);
+  };
+
   SmallVector<Operation *> worklist;
   OpSet visited;
   for (Operation *op : set)
     for (Operation *user : usersOf(body, op))
-      if (!set.contains(user))
+      if (!set.contains(user) && !beyond(user))
         worklist.push_back(user);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
@@ -323,12 +353,13 @@ bool Fuser::createsCycle(const OpSet &set) const {
     int g = findGroup(op);
     if (g >= 0)
       for (Operation *member : groups[g].ops)
-        if (!set.contains(member))
+        if (!set.contains(member) && !beyond(member))
           worklist.push_back(member);
     for (Operation *user : usersOf(body, op)) {
       if (set.contains(user))
         return true;
-      worklist.push_back(user);
+      if (!beyond(user))
+        worklist.push_back(user);
     }
   }
   return false;
@@ -377,12 +408,14 @@ Fuser::collectCone(Value value, function_ref<bool(Operation *)> allowed) const {
 
 /// Clones `cone` right before `before`; returns the clone of `value`.
 Value Fuser::cloneCone(ArrayRef<Operation *> cone, Value value,
-                       Operation *before, SmallVectorImpl<Operation *> &clones) {
+                       Operation *before,
+                       SmallVectorImpl<Operation *> &clones) {
   IRMapping mapping;
   builder.setInsertionPoint(before);
   for (Operation *op : cone) {
     clones.push_back(builder.clone(*op, mapping));
     recomputed.insert(clones.back());
+    cloneSources.insert(op);
   }
   return mapping.lookupOrDefault(value);
 }
@@ -397,14 +430,19 @@ void Fuser::eraseClones(ArrayRef<Operation *> clones) {
 }
 
 unsigned Fuser::addGroup(GroupKind kind, const OpSet &set) {
-  unsigned index = groups.size();
-  Group group{kind, {}, false};
   SmallVector<Operation *> ordered(set.begin(), set.end());
   llvm::sort(ordered,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return addGroup(kind, std::move(ordered));
+}
+
+/// `ordered` is in program order.
+unsigned Fuser::addGroup(GroupKind kind, SmallVector<Operation *> ordered) {
+  unsigned index = groups.size();
+  Group group{kind, {}, false};
   group.ops.insert(ordered.begin(), ordered.end());
   groups.push_back(std::move(group));
-  for (Operation *op : set)
+  for (Operation *op : ordered)
     groupOf[op] = index;
   return index;
 }
@@ -475,8 +513,12 @@ void Fuser::formStencilGroups() {
         Operation *def = v.getDefiningOp();
         return def && s.contains(def);
       };
+      // A stencil op joins through its input; a conv2d filter is a weight
+      // from outside, never a value on the grid.
       if (llvm::isa<Conv2dOp, Pool2dOp>(op))
-        return isStencilOp(op) && getStencilGrid(op) == grid;
+        return isStencilOp(op) && getStencilGrid(op) == grid &&
+               inSet(op->getOperand(0)) &&
+               (op->getNumOperands() == 1 || !inSet(op->getOperand(1)));
       return isStencilElementwiseOp(op, grid, inSet);
     });
     // Elementwise producers on the grid used only by the group.
@@ -524,18 +566,23 @@ void Fuser::formGemmGroups() {
     unsigned numUses = std::distance(result.use_begin(), result.use_end());
     Operation *onlyUser = numUses == 1 ? *result.user_begin() : nullptr;
     if (numUses > 1) {
-      note(anchor, "no epilogue fused: its result has " + Twine(numUses) +
-                       " users");
+      note(anchor,
+           "no epilogue fused: its result has " + Twine(numUses) + " users");
+      for (Operation *user : result.getUsers())
+        if (isFree(user) && isElementwiseOp(user))
+          note(user, "not fused into the " + anchor->getName().getStringRef() +
+                         " epilogue: its operand has " + Twine(numUses) +
+                         " users");
     } else if (onlyUser && isFree(onlyUser) &&
-               isEpilogueCandidate(onlyUser, shape, [&](Value v) {
-                 return v == result;
-               })) {
+               isEpilogueCandidate(onlyUser, shape,
+                                   [&](Value v) { return v == result; })) {
       growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
         return isEpilogueCandidate(op, shape, [&](Value v) {
           Operation *def = v.getDefiningOp();
           return def && s.contains(def);
         });
       });
+      // Never empties the epilogue: {anchor, its only user} yields one value.
       trimToOneResult(anchor, set);
     } else if (onlyUser) {
       note(anchor, "no epilogue fused: its user '" +
@@ -673,6 +720,7 @@ void Fuser::formElementwiseGroups() {
     OpSet set;
     set.insert(op);
     SmallVector<unsigned> merged;
+    SmallVector<Operation *> allClones;
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value v = op->getOperand(i);
       int g = findGroup(v.getDefiningOp() ? v.getDefiningOp() : nullptr);
@@ -681,16 +729,15 @@ void Fuser::formElementwiseGroups() {
         continue;
       OpSet candidate = set;
       candidate.insert(groups[g].ops.begin(), groups[g].ops.end());
-      if (!createsCycle(candidate)) {
+      if (!createsCycle(candidate, op)) {
         set = std::move(candidate);
         merged.push_back(g);
         continue;
       }
       // Merging would close a cycle through another group: recompute the
       // value here instead, if its cone in that group is small.
-      auto cone = collectCone(v, [&](Operation *def) {
-        return findGroup(def) == g;
-      });
+      auto cone =
+          collectCone(v, [&](Operation *def) { return findGroup(def) == g; });
       if (!cone) {
         note(op, "not fused with the elementwise group of its operand #" +
                      Twine(i) + ": it would create a cycle");
@@ -701,7 +748,7 @@ void Fuser::formElementwiseGroups() {
       op->setOperand(i, copy);
       OpSet withClones = set;
       withClones.insert(clones.begin(), clones.end());
-      if (createsCycle(withClones)) {
+      if (createsCycle(withClones, op)) {
         op->setOperand(i, v);
         eraseClones(clones);
         note(op, "not fused with the elementwise group of its operand #" +
@@ -709,13 +756,22 @@ void Fuser::formElementwiseGroups() {
         continue;
       }
       set = std::move(withClones);
+      allClones.append(clones.begin(), clones.end());
     }
+    // Program order without a full sort: each merged group is in order and
+    // precedes the clones (placed right before `op`) and `op` itself.
+    SmallVector<Operation *> ordered;
     for (unsigned g : merged) {
       groups[g].dead = true;
-      for (Operation *member : groups[g].ops)
-        groupOf.erase(member);
+      ordered.append(groups[g].ops.begin(), groups[g].ops.end());
     }
-    addGroup(GroupKind::Elementwise, set);
+    if (merged.size() > 1)
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    ordered.append(allClones.begin(), allClones.end());
+    ordered.push_back(op);
+    addGroup(GroupKind::Elementwise, std::move(ordered));
   }
   // One-op elementwise groups are left to kgraph-form-kernels.
   for (Group &group : groups) {
@@ -747,8 +803,8 @@ void Fuser::wrapGroups() {
     if (group.dead)
       continue;
     SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
-    llvm::sort(ops,
-               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     OpSet set(ops.begin(), ops.end());
     SmallVector<Value> results = escaping(set);
     // Dead code computes nothing anyone reads: no kernel for it.
@@ -756,8 +812,8 @@ void Fuser::wrapGroups() {
       continue;
     std::string names;
     for (Operation *op : ops)
-      names += (names.empty() ? "" : ", ") +
-               describe(op, recomputed.contains(op));
+      names +=
+          (names.empty() ? "" : ", ") + describe(op, recomputed.contains(op));
     // The group is located at its first op that is not a recomputed copy.
     Operation *first = ops.front();
     for (Operation *op : ops)
@@ -770,7 +826,8 @@ void Fuser::wrapGroups() {
     fused->setLoc(loc);
     if (options.report)
       fused.emitRemark() << "fused " << ops.size() << " ops into "
-                         << (group.kind == GroupKind::Elementwise ? "an " : "a ")
+                         << (group.kind == GroupKind::Elementwise ? "an "
+                                                                  : "a ")
                          << kindName(group.kind) << " group with "
                          << results.size() << " result"
                          << (results.size() == 1 ? "" : "s") << ": " << names;
@@ -780,11 +837,41 @@ void Fuser::wrapGroups() {
   sortTopologically(body, body->without_terminator());
 }
 
+/// A value recomputed by all its users leaves its original dead (inside a
+/// group, it would be computed and thrown away): erase such originals, and
+/// drop groups left with fewer than two ops (kgraph-form-kernels wraps them).
+void Fuser::eraseDeadCloneSources() {
+  SmallVector<Operation *> worklist(cloneSources.begin(), cloneSources.end());
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!cloneSources.contains(op) || !op->use_empty())
+      continue;
+    cloneSources.remove(op);
+    if (int g = findGroup(op); g >= 0) {
+      groups[g].ops.remove(op);
+      groupOf.erase(op);
+    }
+    whyNot.erase(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    op->erase();
+  }
+  for (Group &group : groups) {
+    if (group.dead || group.ops.size() > 1)
+      continue;
+    group.dead = true;
+    for (Operation *op : group.ops)
+      groupOf.erase(op);
+  }
+}
+
 void Fuser::run() {
   formStencilGroups();
   formGemmGroups();
   formReductionGroups();
   formElementwiseGroups();
+  eraseDeadCloneSources();
   if (options.report) {
     for (Operation &op : func.getBody().front()) {
       if (!isKernelOp(&op) || groupOf.count(&op))

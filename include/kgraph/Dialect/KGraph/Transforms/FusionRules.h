@@ -10,6 +10,7 @@
 #ifndef KGRAPH_DIALECT_KGRAPH_TRANSFORMS_FUSIONRULES_H
 #define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_FUSIONRULES_H
 
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -67,10 +68,10 @@ mlir::Value getPrologueInput(mlir::Operation *op);
 bool isEpilogueCandidate(mlir::Operation *op, llvm::ArrayRef<int64_t> shape,
                          llvm::function_ref<bool(mlir::Value)> inGroup);
 
-/// The N, H, W of a 4-D value of `layout` (0 nchw, 1 nhwc) and its channels.
+/// The spatial grid of a stencil group: batch, height, width and layout.
 struct StencilGrid {
   int64_t n = 0, h = 0, w = 0;
-  unsigned layout = 0;
+  Layout layout = Layout::nchw;
   bool operator==(const StencilGrid &o) const {
     return n == o.n && h == o.h && w == o.w && layout == o.layout;
   }
