@@ -36,6 +36,15 @@ MemRefType kgraph::getStorageMemRefType(RankedTensorType type) {
                          getStorageElementType(type.getElementType()));
 }
 
+Type kgraph::getComputeType(Type elementType) {
+  MLIRContext *ctx = elementType.getContext();
+  if (llvm::isa<FloatType>(elementType))
+    return Float32Type::get(ctx);
+  if (elementType.isInteger(1))
+    return elementType;
+  return IntegerType::get(ctx, 32);
+}
+
 namespace {
 
 enum class AccessKind { Contiguous, Uniform, Gather };
@@ -45,16 +54,6 @@ struct Access {
   AccessKind kind;
   SmallVector<Value> indices; ///< one index, or W for gathers
 };
-
-/// Scalar type a kgraph element type is computed in.
-Type getComputeType(Type elementType) {
-  MLIRContext *ctx = elementType.getContext();
-  if (llvm::isa<FloatType>(elementType))
-    return Float32Type::get(ctx);
-  if (elementType.isInteger(1))
-    return elementType;
-  return IntegerType::get(ctx, 32);
-}
 
 Type getElementType(Value v) {
   return llvm::cast<ShapedType>(v.getType()).getElementType();
@@ -85,10 +84,18 @@ private:
                    ArrayRef<int64_t> to);
   Value mapIndex(Value flat, ArrayRef<int64_t> from, ArrayRef<int64_t> to);
   SmallVector<Value> load(Value flat, Type elementType, const Access &access);
-  Value toCompute(Value stored, Type elementType);
-  Value toStorage(Value computed, Type elementType);
-  Value roundTo(Value computed, Type elementType);
-  FailureOr<Value> emitScalar(Operation *op, ArrayRef<Value> operands);
+  Value toCompute(Value stored, Type elementType) {
+    return toComputeType(b, loc, stored, elementType);
+  }
+  Value toStorage(Value computed, Type elementType) {
+    return toStorageType(b, loc, computed, elementType);
+  }
+  Value roundTo(Value computed, Type elementType) {
+    return roundToElementType(b, loc, computed, elementType);
+  }
+  FailureOr<Value> emitScalar(Operation *op, ArrayRef<Value> operands) {
+    return emitElementwiseScalar(b, loc, op, operands);
+  }
   Value floatConst(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -180,7 +187,25 @@ Access ElementwiseEmitter::mapAccess(const Access &access,
   return gathered;
 }
 
-Value ElementwiseEmitter::toCompute(Value stored, Type elementType) {
+
+namespace {
+/// f32 and integer scalar constants for the scalar op emission below.
+struct ScalarConsts {
+  OpBuilder &b;
+  Location loc;
+  Value floatConst(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value intConst(int64_t v, Type type) {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+  }
+};
+} // namespace
+
+Value kgraph::toComputeType(OpBuilder &b, Location loc, Value stored,
+                            Type elementType) {
+  ScalarConsts k{b, loc};
+  auto intConst = [&](int64_t v, Type t) { return k.intConst(v, t); };
   Type computeType = getComputeType(elementType);
   if (elementType.isInteger(1))
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, stored,
@@ -192,7 +217,8 @@ Value ElementwiseEmitter::toCompute(Value stored, Type elementType) {
   return arith::ExtSIOp::create(b, loc, computeType, stored);
 }
 
-Value ElementwiseEmitter::toStorage(Value computed, Type elementType) {
+Value kgraph::toStorageType(OpBuilder &b, Location loc, Value computed,
+                            Type elementType) {
   Type storageType = getStorageElementType(elementType);
   if (computed.getType() == storageType)
     return computed;
@@ -203,10 +229,12 @@ Value ElementwiseEmitter::toStorage(Value computed, Type elementType) {
   return arith::TruncIOp::create(b, loc, storageType, computed);
 }
 
-Value ElementwiseEmitter::roundTo(Value computed, Type elementType) {
+Value kgraph::roundToElementType(OpBuilder &b, Location loc, Value computed,
+                                 Type elementType) {
   if (getStorageElementType(elementType) == computed.getType())
     return computed;
-  return toCompute(toStorage(computed, elementType), elementType);
+  return toComputeType(b, loc, toStorageType(b, loc, computed, elementType),
+                       elementType);
 }
 
 SmallVector<Value> ElementwiseEmitter::load(Value flat, Type elementType,
@@ -313,8 +341,12 @@ FailureOr<SmallVector<Value>> ElementwiseEmitter::evaluate(Value v,
   return lanes;
 }
 
-FailureOr<Value> ElementwiseEmitter::emitScalar(Operation *op,
-                                                ArrayRef<Value> x) {
+FailureOr<Value> kgraph::emitElementwiseScalar(OpBuilder &b, Location loc,
+                                              Operation *op,
+                                              ArrayRef<Value> x) {
+  ScalarConsts k{b, loc};
+  auto floatConst = [&](double v) { return k.floatConst(v); };
+  auto intConst = [&](int64_t v, Type t) { return k.intConst(v, t); };
   StringRef name = op->getName().getStringRef();
   Type inType = getElementType(op->getOperand(op->getNumOperands() - 1));
   Type outType = getElementType(op->getResult(0));

@@ -34,6 +34,30 @@ mlir::Type getStorageElementType(mlir::Type elementType);
 /// Memref type holding a tensor of `type` in device memory.
 mlir::MemRefType getStorageMemRefType(mlir::RankedTensorType type);
 
+/// Scalar type a kgraph element type is computed in: f32 for floats, i1 for
+/// booleans, i32 for other integers.
+mlir::Type getComputeType(mlir::Type elementType);
+
+/// Converts a loaded element of `elementType` (storage type) to its compute
+/// type, and back.
+mlir::Value toComputeType(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value stored, mlir::Type elementType);
+mlir::Value toStorageType(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value computed, mlir::Type elementType);
+/// Rounds a compute-type scalar to `elementType` (f16: truncf then extf), so
+/// fused ops compute what they compute one at a time.
+mlir::Value roundToElementType(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value computed, mlir::Type elementType);
+
+/// Emits elementwise `op` on compute-type scalars `operands` (one per
+/// operand of `op`); the result is in compute type, not yet rounded to the
+/// op's element type. Shared by every emitter that applies elementwise ops
+/// (elementwise kernels, stencil kernels, GEMM epilogues).
+mlir::FailureOr<mlir::Value> emitElementwiseScalar(mlir::OpBuilder &b,
+                                                   mlir::Location loc,
+                                                   mlir::Operation *op,
+                                                   mlir::ArrayRef<mlir::Value> operands);
+
 /// Returns failure (with a diagnostic on the offending op) if the body of an
 /// elementwise group holds something the kernel emitter cannot compute.
 mlir::LogicalResult checkElementwiseGroup(FusedOp group);
@@ -75,6 +99,12 @@ mlir::FailureOr<GemmLaunchShape> getGemmLaunchShape(FusedOp group,
 mlir::LogicalResult emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
                                      mlir::gpu::GPUFuncOp kernel,
                                      const SMTarget &target);
+
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// results) computing the stencil `group` (StencilTiling.h) with `config`:
+/// one output tile per block, intermediates in shared memory.
+mlir::LogicalResult emitStencilKernel(FusedOp group, StencilConfigAttr config,
+                                      mlir::gpu::GPUFuncOp kernel);
 
 } // namespace kgraph
 
