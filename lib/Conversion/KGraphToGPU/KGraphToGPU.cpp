@@ -4,6 +4,7 @@
 #include "kgraph/Conversion/Passes.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,6 +67,9 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
         return failure();
     } else if (auto matmul = llvm::dyn_cast_if_present<MatmulConfigAttr>(config)) {
       if (failed(checkMatmulGroup(group, matmul, &target)))
+        return failure();
+    } else if (llvm::isa_and_present<StencilConfigAttr>(config)) {
+      if (failed(checkStencilGroup(group)))
         return failure();
     } else {
       return group.emitOpError("has no '")
@@ -192,6 +196,17 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         return failure();
       grid = {c(ew.getGridSize()), c(1), c(1)};
       block = {c(ew.getBlockSize()), c(1), c(1)};
+    } else if (auto st = llvm::dyn_cast<StencilConfigAttr>(config)) {
+      StencilPlan plan = planStencilGroup(group, st);
+      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+          ctx, {int32_t(st.getBlockX()), int32_t(st.getBlockY()), 1}));
+      if (failed(emitStencilKernel(group, st, kernel)))
+        return failure();
+      grid = {c(plan.gridX), c(plan.gridY), c(plan.gridZ)};
+      block = {c(st.getBlockX()), c(st.getBlockY()), c(1)};
+      if (plan.sharedMemoryBytes > 0)
+        sharedBytes = arith::ConstantIntOp::create(
+            b, group.getLoc(), b.getI32Type(), plan.sharedMemoryBytes);
     } else {
       auto mm = llvm::cast<MatmulConfigAttr>(config);
       FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);

@@ -64,9 +64,10 @@ func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// Matmul groups are covered by tile-matmul*.mlir; pooling has no kernel yet.
-func.func @pool(%x: tensor<1x16x32x32xf16>) -> tensor<1x16x16x16xf16> {
-  // expected-error @+1 {{'kgraph.pool2d' op has no code generation for}}
-  %0 = kgraph.pool2d max %x kernel = [2, 2] strides = [2, 2] : tensor<1x16x32x32xf16>
-  return %0 : tensor<1x16x16x16xf16>
+// Matmul groups are covered by tile-matmul*.mlir, stencil groups and
+// pooling by tile-stencil.mlir; reductions have no kernel yet.
+func.func @reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.reduce' op has no code generation for}}
+  %0 = kgraph.reduce sum %x axes = [1] : tensor<4x8xf32>
+  return %0 : tensor<4xf32>
 }
