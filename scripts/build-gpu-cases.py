@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Generate and compile the GPU test and benchmark cases (elementwise ops and
 kgraph.matmul).
 
@@ -12,11 +12,13 @@ and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
 bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
-        [--suite all|elementwise|matmul|conv]
+        [--suite all|elementwise|matmul|conv|graphs]
 
 Suites and their manifest sections: elementwise -> "cases" and "bench";
 matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
-(scripts/conv_cases.py) -> "conv" and "conv_bench". The default builds all. Building one suite into a folder whose manifest.json has the
+(scripts/conv_cases.py) -> "conv" and "conv_bench"; graphs (whole graphs
+compiled with --fuse, scripts/graph_case.py and scripts/graph_cases/*.py)
+-> "graphs" and "graphs_bench", each checked for its number of kernels. The default builds all. Building one suite into a folder whose manifest.json has the
 same target keeps the other suite's sections of that manifest.
 
 Cases marked optional (integer variants of ops that may be float-only) are
@@ -44,6 +46,7 @@ sys.path.insert(0, _HERE)
 import kgraph.plan  # noqa: E402
 from case_common import case_files, func_mlir, ttype  # noqa: E402
 import conv_cases  # noqa: E402
+import graph_case  # noqa: E402
 import matmul_cases  # noqa: E402
 
 FLOATS = ("f32", "f16", "bf16")
@@ -366,12 +369,20 @@ def _run(cmd):
 
 
 def _check_plan(case, plan_path):
-    """The plan must describe the case's signature."""
+    """The plan must describe the case's signature. A graph case takes its
+    outputs from the plan."""
     plan = kgraph.plan.load_plan(plan_path)
     got_in = [(list(b.shape), b.dtype) for b in plan.inputs]
-    want_in = [(i["shape"], i["dtype"]) for i in case.inputs]
+    if isinstance(case, graph_case.GraphCase):
+        want_in = [(i.shape, i.dtype) for i in case.inputs]
+    else:
+        want_in = [(i["shape"], i["dtype"]) for i in case.inputs]
     if got_in != want_in:
         return f"plan inputs {got_in} do not match the case's {want_in}"
+    if isinstance(case, graph_case.GraphCase):
+        case.outputs = [{"shape": list(b.shape), "dtype": b.dtype}
+                        for b in plan.outputs]
+        return None
     got_out = [(list(b.shape), b.dtype) for b in plan.outputs]
     want_out = [(case.output["shape"], case.output["dtype"])]
     if got_out != want_out:
@@ -406,11 +417,19 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
     if parse_only:
         return "ok", ""
     ptx = os.path.join(outdir, case.name + ".ptx")
-    rc, out = _run([kgraph_opt, f"--tile={target}", mlir, "-o", ptx])
+    flags = [f"--tile={target}"] + list(getattr(case, "flags", []))
+    rc, out = _run([kgraph_opt, *flags, mlir, "-o", ptx])
     if rc != 0:
         if getattr(case, "unsupported_ok", False) and NO_CODEGEN in out:
             return "unsupported", _unsupported_reason(out)
-        return "error", f"kgraph-opt --tile={target} failed: " + out.strip()
+        return "error", f"kgraph-opt {' '.join(flags)} failed: " + out.strip()
+    want = getattr(case, "kernels", None)
+    if want is not None:
+        with open(ptx) as f:
+            got = graph_case.count_kernels(f.read())
+        if got != want:
+            return "error", (f"{got} kernels (.entry) in {ptx}, the case "
+                             f"expects {want}")
     plan = os.path.join(outdir, case.name + ".plan.json")
     if not os.path.isfile(plan):
         return "error", f"kgraph-opt wrote no plan {plan}"
@@ -428,6 +447,9 @@ SUITES = {
                "matmul_bench"),
     "conv": (conv_cases.all_cases, conv_cases.bench_cases, "conv",
              "conv_bench"),
+    "graphs": (lambda: [c for c in graph_case.load_cases() if not c.bench],
+               lambda: [c for c in graph_case.load_cases() if c.bench],
+               "graphs", "graphs_bench"),
 }
 
 

@@ -5,8 +5,8 @@
 #
 # CASES_DIR holds what scripts/build-gpu-cases.py wrote (manifest.json, the
 # .mlir/.ptx/.plan.json of every case); build it here-less machines can't.
-# Steps: GPU identity; the correctness tests (test/GPU: elementwise, matmul
-# and conv2d); the same tests under compute-sanitizer memcheck (the
+# Steps: GPU identity; the correctness tests (test/GPU: elementwise, matmul,
+# conv2d and fused graphs); the same tests under compute-sanitizer memcheck (the
 # representative subset the manifest marks, small shapes for matmul and
 # conv2d; KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks
 # (elementwise; matmul against cuBLAS and conv2d against cuDNN, with the
@@ -21,7 +21,8 @@
 # (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1,
 # KGRAPH_BENCH_MATMUL_ARGS (extra arguments of bench/bench_matmul.py, e.g.
 # "--kinds f16 --shapes ^4096"), KGRAPH_BENCH_CONV_ARGS (extra arguments of
-# bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_STRICT=1.
+# bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_BENCH_GRAPHS_ARGS
+# (e.g. "--filter chain --no-compile"), KGRAPH_STRICT=1.
 set -u -o pipefail
 
 CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
@@ -46,8 +47,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_ca
 echo "cases: $CASES   seed: $KGRAPH_TEST_SEED   logs: $LOGS"
 
 # pytest_counts JUNIT -> "passed failed skipped unsupported mm_passed
-# mm_failed cv_passed cv_failed" of the GPU tests (test_elementwise.py,
-# test_matmul.py, test_conv.py):
+# mm_failed cv_passed cv_failed gr_passed gr_failed" of the GPU tests
+# (test_elementwise.py, test_matmul.py, test_conv.py, test_graphs.py):
 # "unsupported" are the matmul cases skipped because kgraph-opt has no code
 # generation for them, "skipped" every other skip; failures anywhere count
 # as failed too; mm_* are the matmul tests alone.
@@ -57,18 +58,20 @@ import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
 except Exception:
-    print("0 1 0 0 0 1 0 1"); sys.exit()
-p = f = s = u = mp = mf = cp = cf = 0
+    print("0 1 0 0 0 1 0 1 0 1"); sys.exit()
+p = f = s = u = mp = mf = cp = cf = gp = gf = 0
 for tc in root.iter("testcase"):
     cls = tc.get("classname", "")
     mm = "test_matmul" in cls and "checker" not in cls and "bench" not in cls
     cv = "test_conv" in cls and "checker" not in cls
-    gpu = "test_elementwise" in cls or mm or cv
+    gr = "test_graphs" in cls
+    gpu = "test_elementwise" in cls or mm or cv or gr
     skipped = tc.find("skipped")
     if tc.find("failure") is not None or tc.find("error") is not None:
         f += 1
         mf += mm
         cf += cv
+        gf += gr
     elif skipped is not None:
         if gpu and "unsupported by kgraph-opt" in (skipped.get("message") or ""):
             u += 1
@@ -78,7 +81,8 @@ for tc in root.iter("testcase"):
         p += gpu
         mp += mm
         cp += cv
-print(p, f, s, u, mp, mf, cp, cf)
+        gp += gr
+print(p, f, s, u, mp, mf, cp, cf, gp, gf)
 PYEOF
 }
 
@@ -88,7 +92,7 @@ start=$SECONDS
 $PY -m pytest test/GPU -q -rfEs -p no:cacheprovider --junitxml="$LOGS/tests.xml" \
   2>&1 | tee "$LOGS/tests.log" | tail -n 40
 tests_rc=$?
-read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail t_cv_pass t_cv_fail < <(pytest_counts "$LOGS/tests.xml")
+read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail t_cv_pass t_cv_fail t_gr_pass t_gr_fail < <(pytest_counts "$LOGS/tests.xml")
 tests_time=$((SECONDS - start))
 
 mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
@@ -100,7 +104,7 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   # exact buffer bounds (with caching, an overrun lands in the same segment).
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck \
     --error-exitcode 99 --print-limit 50 \
-    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py test/GPU/test_conv.py -q -p no:cacheprovider \
+    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py test/GPU/test_conv.py test/GPU/test_graphs.py -q -p no:cacheprovider \
     --kgraph-subset="$SUBSET" --junitxml="$LOGS/memcheck.xml" \
     > "$LOGS/memcheck.log" 2>&1
   mc_rc=$?
@@ -109,8 +113,8 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   grep -q "ERROR SUMMARY" "$LOGS/memcheck.log" || tail -n 5 "$LOGS/memcheck.log"
   mc_errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$LOGS/memcheck.log" | tail -n 1 | grep -oE "[0-9]+$")
   mc_errors=${mc_errors:-"?"}
-  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail m_cv_pass m_cv_fail < <(pytest_counts "$LOGS/memcheck.xml")
-  mc_status="$m_pass passed ($m_mm_pass matmul, $m_cv_pass conv2d), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
+  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail m_cv_pass m_cv_fail m_gr_pass m_gr_fail < <(pytest_counts "$LOGS/memcheck.xml")
+  mc_status="$m_pass passed ($m_mm_pass matmul, $m_cv_pass conv2d, $m_gr_pass graphs), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
   if [ "$m_pass" -eq 0 ] && [ $mc_rc -eq 0 ]; then mc_rc=1; fi  # nothing ran
 fi
 
@@ -190,6 +194,7 @@ gemm_bench() {
 }
 
 bench_rc=0; bench_line="skipped"
+gr_rc=0; gr_lines=("skipped")
 mm_rc=0; mm_line="skipped"; mm_ptxas="-"
 cv_rc=0; cv_line="skipped"; cv_ptxas="-"
 if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
@@ -215,10 +220,36 @@ PYEOF
 
   gemm_bench conv "conv2d benchmark against cuDNN" "${KGRAPH_BENCH_CONV_ARGS:-}"
   cv_rc=$gb_rc; cv_line=$gb_line; cv_ptxas=$gb_ptxas
+
+  echo
+  echo "== fused graphs against torch eager and torch.compile (bench/bench_graphs.py)"
+  start=$SECONDS
+  rm -f "$LOGS/bench_graphs.json"
+  # shellcheck disable=SC2086
+  $PY bench/bench_graphs.py --cases "$CASES" --json "$LOGS/bench_graphs.json" \
+    ${KGRAPH_BENCH_GRAPHS_ARGS:-} 2>&1 | tee "$LOGS/bench_graphs.log"
+  gr_rc=$?
+  gr_secs=$((SECONDS - start))
+  if [ -f "$LOGS/bench_graphs.json" ]; then
+    mapfile -t gr_lines < <($PY - "$LOGS/bench_graphs.json" "$gr_secs" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in r["rows"]:
+    if "error" in x:
+        print(f"{x['case']}: FAILED {x['error'][:80]}")
+        continue
+    comp = f", {x['vs_compile']:.2f}x torch.compile" if "vs_compile" in x else ""
+    print(f"{x['case']}: {x['kernels']} kernel(s), {x['kgraph_ms']:.3f} ms, "
+          f"{x['vs_eager']:.2f}x eager{comp}, {x['frac_copy']:.0%} of copy"
+          + (" WRONG" if "wrong" in x else ""))
+print(f"({sys.argv[2]}s, {r['method']})")
+PYEOF
+)
+  fi
 fi
 
 fail=0
-for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc"; do
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc"; do
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
@@ -233,6 +264,7 @@ row() { printf "%-12s %s\n" "$1" "$2"; }
 row "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_fail (${tests_time}s, seed $KGRAPH_TEST_SEED)"
 row "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed"
 row "conv2d" "tests: $t_cv_pass passed, $t_cv_fail failed"
+row "graphs" "tests: $t_gr_pass passed, $t_gr_fail failed (fused graphs)"
 row "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
 row "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
 row "bench" "$bench_line"
@@ -240,6 +272,7 @@ row "bench matmul" "$mm_line"
 row "ptxas 4096" "$mm_ptxas"
 row "bench conv2d" "$cv_line"
 row "ptxas conv" "$cv_ptxas"
+for l in "${gr_lines[@]}"; do row "bench fused" "$l"; done
 row "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
 [ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul/conv2d cases unsupported)"

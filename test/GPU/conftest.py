@@ -75,9 +75,11 @@ def _skip_param(metafunc, name, reason, id_):
 def pytest_generate_tests(metafunc):
     """``case``: the elementwise cases (manifest section "cases");
     ``matmul_case``: the kgraph.matmul cases (section "matmul");
-    ``conv_case``: the kgraph.conv2d cases (section "conv")."""
+    ``conv_case``: the kgraph.conv2d cases (section "conv");
+    ``graph_case``: the whole-graph (fusion) cases (section "graphs")."""
     for fixture, section in (("case", "cases"), ("matmul_case", "matmul"),
-                             ("conv_case", "conv")):
+                             ("conv_case", "conv"),
+                             ("graph_case", "graphs")):
         if fixture in metafunc.fixturenames:
             _parametrize_cases(metafunc, fixture, section)
 

@@ -143,6 +143,12 @@ static FailureOr<GemmGroup> getGemmGroup(FusedOp group) {
   return g;
 }
 
+/// CUDA's limits on grid.y and grid.z (grid.x allows 2^31 - 1).
+static constexpr int64_t kMaxGridY = 65535, kMaxGridZ = 65535;
+static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// Dynamic shared memory of the kernel: `stages` A and B tiles.
 static int64_t getSharedMemoryBytes(const GemmProblem &p,
                                     MatmulConfigAttr config) {
@@ -161,9 +167,15 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
     return failure();
   const GemmProblem &p = g->p;
   GemmLaunchShape shape;
-  shape.gridX = (p.n + config.getTileN() - 1) / config.getTileN();
-  shape.gridY = (p.m + config.getTileM() - 1) / config.getTileM();
+  shape.gridX = ceilDiv(p.n, config.getTileN());
+  shape.gridY = ceilDiv(p.m, config.getTileM());
   shape.gridZ = p.batch;
+  // grid.y is limited to 65535 blocks (grid.x to 2^31 - 1): past that the
+  // (N tile, M tile) pairs are linearized over grid.x, N tiles fastest.
+  if (shape.gridY > kMaxGridY) {
+    shape.gridX *= shape.gridY;
+    shape.gridY = 1;
+  }
   shape.sharedMemoryBytes = getSharedMemoryBytes(p, config);
   return shape;
 }
@@ -213,6 +225,14 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
       failed(checkOperand("B", "contiguous dimension", p.bCols(),
                           p.transB ? tk : tn, p.bType)))
     return failure();
+  int64_t tilesN = ceilDiv(p.n, tn), tilesM = ceilDiv(p.m, tm);
+  if (p.batch > kMaxGridZ)
+    return op->emitOpError("needs ")
+           << p.batch << " GEMMs (batch or conv2d groups) in grid z; at most "
+           << kMaxGridZ;
+  if (tilesM > kMaxGridY && tilesN * tilesM > kMaxGridX)
+    return op->emitOpError("needs ")
+           << tilesN * tilesM << " blocks per GEMM; at most " << kMaxGridX;
   int64_t smem = getSharedMemoryBytes(p, config);
   if (target && smem > int64_t(target->sharedMemPerBlock))
     return op->emitOpError("needs ")
@@ -681,8 +701,16 @@ LogicalResult MatmulKernelBuilder::build() {
   Value warp = im.div(tid, 32);
   warpRow = im.mul(im.div(warp, config.getWarpsN()), config.getWarpTileM());
   warpCol = im.mul(im.rem(warp, config.getWarpsN()), config.getWarpTileN());
-  colBase = im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), tn);
-  rowBase = im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tm);
+  Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  int64_t tilesN = ceilDiv(p.n, tn);
+  if (ceilDiv(p.m, tm) > kMaxGridY) {
+    // Linearized grid (see getGemmLaunchShape).
+    colBase = im.mul(im.rem(blockX, tilesN), tn);
+    rowBase = im.mul(im.div(blockX, tilesN), tm);
+  } else {
+    colBase = im.mul(blockX, tn);
+    rowBase = im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tm);
+  }
   batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
 
   int64_t kTiles = (p.k + tk - 1) / tk;

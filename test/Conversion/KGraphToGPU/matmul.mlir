@@ -71,3 +71,25 @@ func.func @unaligned(%a: tensor<33x72xf16>, %b: tensor<72x129xf16>) -> tensor<33
   %0 = kgraph.matmul %a, %b : tensor<33x72xf16>, tensor<72x129xf16> -> tensor<33x129xf32>
   return %0 : tensor<33x129xf32>
 }
+
+// -----
+
+// More than 65535 M tiles: grid y cannot hold them, so the (N tile, M tile)
+// pairs are linearized over grid x (2 N tiles x 68750 M tiles).
+// CHECK-LABEL: func.func @tall
+// CHECK-DAG: %[[C137500:.*]] = arith.constant 137500 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: gpu.launch_func @kgraph_kernels::@tall_k0 blocks in (%[[C137500]], %[[C1]], %[[C1]])
+// CHECK: gpu.func @tall_k0
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK-DAG: arith.remui %[[BX]], %{{.*}} : index
+// CHECK-DAG: arith.divui %[[BX]], %{{.*}} : index
+// CHECK-NOT: gpu.block_id y
+func.func @tall(%a: tensor<2200000x32xf16>, %b: tensor<32x16xf16>) -> tensor<2200000x16xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 8, tile_k = 32, warps_m = 2, warps_n = 1, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<2200000x32xf16>, tensor<32x16xf16>) -> tensor<2200000x16xf32> {
+  ^bb0(%x: tensor<2200000x32xf16>, %y: tensor<32x16xf16>):
+    %r = kgraph.matmul %x, %y : tensor<2200000x32xf16>, tensor<32x16xf16> -> tensor<2200000x16xf32>
+    kgraph.yield %r : tensor<2200000x16xf32>
+  }
+  return %0 : tensor<2200000x16xf32>
+}
