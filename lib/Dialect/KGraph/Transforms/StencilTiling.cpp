@@ -6,7 +6,8 @@
 // ranked by its estimated work per output pixel:
 //
 //   work = (sum over ops of region(op) * taps(op)
-//           + sum over materialized v of region(v) * channels(v)) / tile area
+//           + sum over materialized v of region(v) * channels(v))
+//          * blocks per image / (H * W)
 //
 // divided by the wave efficiency of the grid on the target's SMs. taps is
 // F * C * KH * KW for a conv2d, C * KH * KW for a pool2d, C for an
@@ -186,7 +187,7 @@ LogicalResult kgraph::checkStencilGroup(FusedOp group) {
     return group.emitOpError("is not a stencil group: it has no kgraph.conv2d "
                              "or kgraph.pool2d");
   Layout layout = getOpLayout(first);
-  Dims4 grid = getDims(llvm::cast<ShapedType>(first->getResult(0).getType()),
+  Dims4 grid = getDims(llvm::cast<ShapedType>(first->getOperand(0).getType()),
                        layout);
 
   DenseMap<Value, Operation *> fillReader;
@@ -224,6 +225,13 @@ LogicalResult kgraph::checkStencilGroup(FusedOp group) {
                   "(zero vs ignored); put them in separate groups";
     }
     for (Value result : op.getResults()) {
+      // A computed filter is diagnosed by its conv2d.
+      if (!result.use_empty() &&
+          llvm::all_of(result.getUses(), [](OpOperand &use) {
+            return llvm::isa<Conv2dOp>(use.getOwner()) &&
+                   use.getOperandNumber() == 1;
+          }))
+        continue;
       auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
       if (!type || type.getRank() != 4)
         return op.emitOpError("result must be 4-D in a stencil group, got ")
@@ -450,7 +458,10 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
                    ? getDims(llvm::cast<ShapedType>(t), plan.layout).c
                    : plan.channelBlock) *
         llvm::cast<ShapedType>(t).getElementTypeBitWidth() / 8;
-  e.workPerPixel = work / area;
+  // Per output pixel of the image: tiles hanging over its edge compute
+  // positions nobody stores.
+  e.workPerPixel =
+      work * double(plan.gridX * plan.gridY) / double(plan.h * plan.w);
   e.haloOverhead = outputs > 0 ? computed / outputs : 1;
   unsigned perSM = std::min<unsigned>(
       target.blocksPerSMByThreads(config.getNumThreads()),
