@@ -339,11 +339,19 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
       for (int64_t ch = 0; ch < numC; ++ch)
         for (int64_t ky = 0; ky < kh; ++ky)
           for (int64_t kx = 0; kx < kw; ++kx) {
-            Value x = sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]);
             Value wt = weight(conv, f, ch, ky, kx);
+            // Taps of a constant filter that are 0 contribute nothing to a
+            // finite sum (Sobel's middle column): skip them.
+            if (auto cst = wt.getDefiningOp<arith::ConstantOp>())
+              if (auto value = llvm::dyn_cast<FloatAttr>(cst.getValue()))
+                if (value.getValue().isZero())
+                  continue;
+            Value x = sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]);
             acc = acc ? Value(math::FmaOp::create(b, loc, wt, x, acc))
                       : Value(arith::MulFOp::create(b, loc, wt, x));
           }
+      if (!acc)
+        acc = f32(0.0); // an all-zero filter
       out[r * numF + f] = roundToElementType(b, loc, acc, et);
     }
   return out;
