@@ -128,6 +128,10 @@ def run_thread(ops, env, ctx):
             r = max(o[0], o[1])
         elif n == 'arith.minsi':
             r = min(o[0], o[1])
+        elif n == 'arith.minui':
+            r = min(o[0] % _U64, o[1] % _U64)
+        elif n == 'arith.maxui':
+            r = max(o[0] % _U64, o[1] % _U64)
         elif n == 'arith.andi':
             r = bool(o[0]) and bool(o[1])
         elif n == 'arith.ori':

@@ -187,22 +187,66 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   Type et = elementType(arg);
   Value originY = add(mul(tileY, sv.scaleY), sv.y0);
   Value originX = add(mul(tileX, sv.scaleX), sv.x0);
-  forEachItem(sv.rows * sv.cols, [&](Value i) {
+  // Unrolled by up to 8 positions per thread and trip, every load issued
+  // before the first store: enough bytes in flight to cover DRAM latency at
+  // a few blocks per SM. Positions past the region load a clamped
+  // (in-image) address and skip the store.
+  int64_t items = sv.rows * sv.cols, threads = config.getNumThreads();
+  int64_t perThread = llvm::divideCeil(items, threads);
+  int64_t unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 8));
+  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value fill = fillValue(sv.fill);
+  struct Pending {
+    Value index, ry, rx;
+    SmallVector<Value> values;
+  };
+  SmallVector<Pending> pending;
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value i = add(loop.getInductionVar(), u * threads);
     Value ry = arith::DivUIOp::create(b, loc, i, c(sv.cols));
     Value rx = arith::RemUIOp::create(b, loc, i, c(sv.cols));
     Value y = add(originY, ry), x = add(originX, rx);
     Value inside = inImage(y, h, x, w);
     Value cy = clampTo(y, h), cx = clampTo(x, w);
-    Value fill = fillValue(sv.fill);
+    Pending p{i, ry, rx, {}};
     for (int64_t k = 0; k < sv.channels; ++k) {
       Value chIdx = add(channelBase, k);
       Value loaded = memref::LoadOp::create(
           b, loc, buffer, bufferIndices(memrefType, image, chIdx, cy, cx));
       Value val = toComputeType(b, loc, loaded, et);
-      val = arith::SelectOp::create(b, loc, inside, val, fill);
-      memref::StoreOp::create(b, loc, val, shared.lookup(arg),
-                              ValueRange{c(k), ry, rx});
+      p.values.push_back(arith::SelectOp::create(b, loc, inside, val, fill));
     }
+    pending.push_back(p);
+  }
+  for (auto [u, p] : llvm::enumerate(pending)) {
+    OpBuilder::InsertionGuard storeGuard(b);
+    if (u > 0) { // the loop bound covers the first position
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          p.index, c(items));
+      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    for (auto [k, val] : llvm::enumerate(p.values))
+      memref::StoreOp::create(b, loc, val, shared.lookup(arg),
+                              ValueRange{c(k), p.ry, p.rx});
+  }
+}
+
+/// True if computing `v` where it is used reads a group input from global
+/// memory (its cone of non-materialized values reaches a block argument).
+static bool readsGlobal(Value v, const StencilPlan &plan, bool root = true) {
+  auto it = plan.values.find(v);
+  if (!root && it != plan.values.end() && it->second.materialized)
+    return false;
+  if (llvm::isa<BlockArgument>(v))
+    return true;
+  Operation *op = v.getDefiningOp();
+  if (llvm::isa<Conv2dOp, Pool2dOp>(op))
+    return false; // reads its (materialized) input from shared memory
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return readsGlobal(operand, plan, /*root=*/false);
   });
 }
 
@@ -211,31 +255,58 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
   int64_t rpt = rowsPerThread();
   std::array<int64_t, 4> d = dims(v);
   int64_t h = d[2], w = d[3];
-  LogicalResult status = success();
-  forEachItem((sv.rows / rpt) * sv.cols, [&](Value i) {
-    Value sy = arith::DivUIOp::create(b, loc, i, c(sv.cols));
-    Value sx = arith::RemUIOp::create(b, loc, i, c(sv.cols));
+  int64_t items = (sv.rows / rpt) * sv.cols, threads = config.getNumThreads();
+  // A value computed from global memory (e.g. a cast of the image) is
+  // unrolled like the staging of inputs, up to 4 strips per trip with all
+  // loads first, so enough loads are in flight. Strips past the region
+  // compute the last strip again and skip the store.
+  int64_t unroll = 1;
+  if (readsGlobal(v, plan)) {
+    int64_t perThread = llvm::divideCeil(items, threads);
+    unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 4));
+  }
+  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  struct Pending {
+    Value index, row0, sx, x, y0;
+    SmallVector<Value> values;
+  };
+  SmallVector<Pending> pending;
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value i = add(loop.getInductionVar(), u * threads);
+    Value item = u == 0 ? i
+                        : Value(arith::MinUIOp::create(b, loc, i, c(items - 1)));
+    Value sy = arith::DivUIOp::create(b, loc, item, c(sv.cols));
+    Value sx = arith::RemUIOp::create(b, loc, item, c(sv.cols));
     Value row0 = mul(sy, rpt);
     beginStrip(add(row0, sv.y0), add(sx, sv.x0));
     FailureOr<SmallVector<Value>> vals = evaluate(v, /*compute=*/true);
-    if (failed(vals)) {
-      status = failure();
-      return;
+    if (failed(vals))
+      return failure();
+    pending.push_back(
+        {i, row0, sx, add(tileX, stripX), add(tileY, stripY), *vals});
+  }
+  Value fill = fillValue(sv.fill);
+  for (auto [u, p] : llvm::enumerate(pending)) {
+    OpBuilder::InsertionGuard storeGuard(b);
+    if (u > 0) {
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          p.index, c(items));
+      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    Value x = add(tileX, stripX);
-    Value fill = fillValue(sv.fill);
     for (int64_t r = 0; r < rpt; ++r) {
-      Value y = add(add(tileY, stripY), r);
-      Value inside = inImage(y, h, x, w);
+      Value inside = inImage(add(p.y0, r), h, p.x, w);
       for (int64_t k = 0; k < sv.channels; ++k) {
         Value val = arith::SelectOp::create(
-            b, loc, inside, (*vals)[r * sv.channels + k], fill);
+            b, loc, inside, p.values[r * sv.channels + k], fill);
         memref::StoreOp::create(b, loc, val, shared.lookup(v),
-                                ValueRange{c(k), add(row0, r), sx});
+                                ValueRange{c(k), add(p.row0, r), p.sx});
       }
     }
-  });
-  return status;
+  }
+  return success();
 }
 
 LogicalResult StencilEmitter::storeResults() {

@@ -19,10 +19,15 @@
 // CHECK-DAG: %[[C:.*]] = memref.view {{.*}} to memref<1x6x6xf32, #gpu.address_space<workgroup>>
 // The nine filter taps, once per block.
 // CHECK-COUNT-9: memref.load %[[W]]
-// Stage the input region (64 positions), 0 outside the image.
-// CHECK: scf.for
+// Stage the input region (64 positions, 2 per thread, unrolled: both loads
+// before the stores), 0 outside the image.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c64
 // CHECK: memref.load %[[IN]]
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[ZERO]] : f32
+// CHECK: memref.load %[[IN]]
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[ZERO]] : f32
+// CHECK: memref.store %{{.*}}, %[[X]]
+// CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[X]]
 // CHECK: gpu.barrier
 // The conv over its 6x6 region in strips of 2 rows (18 strips): 4 x 3 input
