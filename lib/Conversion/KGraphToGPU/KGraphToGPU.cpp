@@ -68,8 +68,10 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
     } else if (auto matmul = llvm::dyn_cast_if_present<MatmulConfigAttr>(config)) {
       if (failed(checkMatmulGroup(group, matmul, &target)))
         return failure();
-    } else if (llvm::isa_and_present<StencilConfigAttr>(config)) {
-      if (failed(checkStencilGroup(group)))
+    } else if (auto st = llvm::dyn_cast_if_present<StencilConfigAttr>(config)) {
+      if (failed(checkStencilGroup(group)) ||
+          failed(verifyStencilConfig(group, st, target,
+                                     [&] { return group.emitOpError(); })))
         return failure();
     } else {
       return group.emitOpError("has no '")

@@ -42,3 +42,17 @@ module attributes {kgraph.target = "sm_80"} {
     return
   }
 }
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @too_much_shared(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+    // expected-error @+1 {{'kgraph.fused' op stencil tile 256x256 needs 1065024 bytes of shared memory; sm_80 allows 166912 per block}}
+    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 256, tile_w = 256, block_x = 32, block_y = 8, rows_per_thread = 4>} : (tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+    ^bb0(%x: tensor<1x4x512x512xf32>):
+      %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x4x512x512xf32>
+      kgraph.yield %p : tensor<1x4x512x512xf32>
+    }
+    return %0 : tensor<1x4x512x512xf32>
+  }
+}

@@ -274,3 +274,37 @@ func.func @too_big(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
   }
   return %0 : tensor<1x4x512x512xf32>
 }
+
+// -----
+
+// The grid exceeds 65535 blocks along y.
+func.func @grid_y(%a: tensor<1x1x70000x4xf32>) -> tensor<1x1x70000x4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op stencil grid 1 x 70000 x 1 exceeds 65535 blocks along y or z}}
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 1, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 1>} : (tensor<1x1x70000x4xf32>) -> tensor<1x1x70000x4xf32> {
+  ^bb0(%x: tensor<1x1x70000x4xf32>):
+    %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x70000x4xf32>
+    kgraph.yield %p : tensor<1x1x70000x4xf32>
+  }
+  return %0 : tensor<1x1x70000x4xf32>
+}
+
+// -----
+
+// Eight chained 7x7 pools on 4 channels: even the smallest tile's
+// intermediates exceed shared memory.
+func.func @no_tile(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+  // expected-error @+1 {{'kgraph.fused' op has no stencil tile whose intermediates fit the 166912 bytes of shared memory of sm_80}}
+  %0 = kgraph.fused (%a) : (tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+  ^bb0(%x: tensor<1x4x512x512xf32>):
+    %p0 = kgraph.pool2d max %x kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p1 = kgraph.pool2d max %p0 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p2 = kgraph.pool2d max %p1 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p3 = kgraph.pool2d max %p2 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p4 = kgraph.pool2d max %p3 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p5 = kgraph.pool2d max %p4 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p6 = kgraph.pool2d max %p5 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p7 = kgraph.pool2d max %p6 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    kgraph.yield %p7 : tensor<1x4x512x512xf32>
+  }
+  return %0 : tensor<1x4x512x512xf32>
+}

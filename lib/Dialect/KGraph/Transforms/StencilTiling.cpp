@@ -384,11 +384,7 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
 LogicalResult kgraph::verifyStencilConfig(
     FusedOp group, StencilConfigAttr config, const SMTarget &target,
     function_ref<InFlightDiagnostic()> emitError) {
-  if (config.getNumThreads() > target.maxThreadsPerBlock)
-    return emitError() << "stencil configuration has "
-                       << config.getNumThreads() << " threads per block; "
-                       << target.name << " allows "
-                       << target.maxThreadsPerBlock;
+  // (Threads per block are bounded by the attribute's verifier.)
   StencilPlan plan = planStencilGroup(group, config);
   if (plan.sharedMemoryBytes > target.sharedMemPerBlock)
     return emitError() << "stencil tile " << config.getTileH() << "x"
