@@ -448,6 +448,28 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
           llvm::cast<ShapedType>(v.getType()).getElementTypeBitWidth() / 8;
       e.globalBytesPerPixel += region * r.channels * bytes / area;
     }
+  // Group inputs read pointwise by elementwise ops: over the largest region
+  // of a reader.
+  DenseMap<Value, double> pointwise;
+  for (Operation &op : body.without_terminator()) {
+    if (!isElementwiseOp(&op))
+      continue;
+    auto it = plan.values.find(op.getResult(0));
+    if (it == plan.values.end())
+      continue;
+    for (Value operand : op.getOperands()) {
+      auto arg = llvm::dyn_cast<BlockArgument>(operand);
+      if (!arg || plan.values.count(arg))
+        continue;
+      auto type = llvm::cast<ShapedType>(arg.getType());
+      double bytes = double(it->second.rows) * it->second.cols *
+                     type.getNumElements() / (plan.n * plan.h * plan.w) *
+                     std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      pointwise[arg] = std::max(pointwise[arg], bytes / area);
+    }
+  }
+  for (auto &[arg, bytes] : pointwise)
+    e.globalBytesPerPixel += bytes;
   for (Type t : group.getResultTypes())
     e.globalBytesPerPixel +=
         double(plan.channelBlock == 1 && plan.numChannelBlocks == 1
