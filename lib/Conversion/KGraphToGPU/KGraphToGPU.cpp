@@ -4,6 +4,7 @@
 #include "kgraph/Conversion/Passes.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
+#include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -69,6 +70,11 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
         return failure();
     } else if (auto reduce = llvm::dyn_cast_if_present<ReduceConfigAttr>(config)) {
       if (failed(checkReduceGroup(group, reduce)))
+        return failure();
+    } else if (auto st = llvm::dyn_cast_if_present<StencilConfigAttr>(config)) {
+      if (failed(checkStencilGroup(group)) ||
+          failed(verifyStencilConfig(group, st, target,
+                                     [&] { return group.emitOpError(); })))
         return failure();
     } else {
       return group.emitOpError("has no '")
@@ -202,6 +208,17 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         return failure();
       grid = {c(rc.getGridSize()), c(1), c(1)};
       block = {c(rc.getBlockSize()), c(1), c(1)};
+    } else if (auto st = llvm::dyn_cast<StencilConfigAttr>(config)) {
+      StencilPlan plan = planStencilGroup(group, st);
+      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+          ctx, {int32_t(st.getBlockX()), int32_t(st.getBlockY()), 1}));
+      if (failed(emitStencilKernel(group, st, kernel)))
+        return failure();
+      grid = {c(plan.gridX), c(plan.gridY), c(plan.gridZ)};
+      block = {c(st.getBlockX()), c(st.getBlockY()), c(1)};
+      if (plan.sharedMemoryBytes > 0)
+        sharedBytes = arith::ConstantIntOp::create(
+            b, group.getLoc(), b.getI32Type(), plan.sharedMemoryBytes);
     } else {
       auto mm = llvm::cast<MatmulConfigAttr>(config);
       FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);

@@ -133,3 +133,40 @@ func.func @reduce_width() attributes {kgraph.config = #kgraph.reduce_config<thre
 func.func @reduce_grid() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 4, grid_size = 0>} {
   return
 }
+
+// -----
+
+// One test per message of StencilConfigAttr::verify.
+
+// expected-error @+1 {{tile_h and tile_w must be positive, got 0 x 32}}
+func.func @stencil_tile() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 0, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_x and block_y must be positive, got 32 x 0}}
+func.func @stencil_block() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 32, tile_w = 32, block_x = 32, block_y = 0, rows_per_thread = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_x * block_y must be a multiple of 32 in [32, 1024], got 48}}
+func.func @stencil_threads() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 32, tile_w = 32, block_x = 16, block_y = 3, rows_per_thread = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows_per_thread must be in [1, 8], got 9}}
+func.func @stencil_rows() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 36, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 9>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows_per_thread (4) must divide tile_h (30)}}
+func.func @stencil_rows_divide() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 30, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>} {
+  return
+}

@@ -13,15 +13,15 @@ func.func @two_reduces(%x: tensor<4x8xf32>) -> tensor<f32> {
 
 // -----
 
-func.func @not_elementwise(%x: tensor<1x1x4x8xf32>) -> tensor<1x1x4xf32> {
-  %0 = kgraph.fused (%x) : (tensor<1x1x4x8xf32>) -> tensor<1x1x4xf32> {
-  ^bb0(%a: tensor<1x1x4x8xf32>):
-    // expected-error @+1 {{'kgraph.pool2d' op cannot be part of a reduction group: only elementwise ops and splat constants can join a kgraph.reduce}}
-    %m = kgraph.pool2d max %a kernel = [1, 2] strides = [1, 2] : tensor<1x1x4x8xf32>
-    %s = kgraph.reduce sum %m axes = [3] : tensor<1x1x4x4xf32>
-    kgraph.yield %s : tensor<1x1x4xf32>
+func.func @not_elementwise(%x: tensor<8x4xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%x) : (tensor<8x4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    // expected-error @+1 {{'kgraph.transpose' op cannot be part of a reduction group: only elementwise ops and splat constants can join a kgraph.reduce}}
+    %m = kgraph.transpose %a, permutation = [1, 0] : tensor<8x4xf32>
+    %s = kgraph.reduce sum %m axes = [1] : tensor<4x8xf32>
+    kgraph.yield %s : tensor<4xf32>
   }
-  return %0 : tensor<1x1x4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

@@ -64,9 +64,11 @@ func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// Matmul groups are covered by tile-matmul*.mlir; pooling has no kernel yet.
-func.func @pool(%x: tensor<1x16x32x32xf16>) -> tensor<1x16x16x16xf16> {
-  // expected-error @+1 {{'kgraph.pool2d' op has no code generation for}}
-  %0 = kgraph.pool2d max %x kernel = [2, 2] strides = [2, 2] : tensor<1x16x32x32xf16>
-  return %0 : tensor<1x16x16x16xf16>
+// Matmul groups are covered by tile-matmul*.mlir, stencil groups and
+// pooling by tile-stencil.mlir, reductions by tile-reduce.mlir; the
+// data-movement ops have no kernel yet.
+func.func @transpose(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'kgraph.transpose' op has no code generation for sm_{{.*}} yet: kgraph lowers elementwise, matmul, conv2d, pool2d and reduce groups}}
+  %0 = kgraph.transpose %x, permutation = [1, 0] : tensor<4x8xf32>
+  return %0 : tensor<8x4xf32>
 }

@@ -87,6 +87,12 @@ mlir::LogicalResult emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
                                      mlir::gpu::GPUFuncOp kernel,
                                      const SMTarget &target);
 
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// results) computing the stencil `group` (StencilTiling.h) with `config`:
+/// one output tile per block, intermediates in shared memory.
+mlir::LogicalResult emitStencilKernel(FusedOp group, StencilConfigAttr config,
+                                      mlir::gpu::GPUFuncOp kernel);
+
 } // namespace kgraph
 
 #endif // KGRAPH_CONVERSION_KGRAPHTOGPU_KGRAPHTOGPU_H

@@ -57,6 +57,29 @@ LogicalResult ElementwiseConfigAttr::verify(
   return success();
 }
 
+LogicalResult StencilConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t tileH, int64_t tileW,
+    int64_t blockX, int64_t blockY, int64_t rowsPerThread) {
+  if (tileH <= 0 || tileW <= 0)
+    return emitError() << "tile_h and tile_w must be positive, got " << tileH
+                       << " x " << tileW;
+  if (blockX <= 0 || blockY <= 0)
+    return emitError() << "block_x and block_y must be positive, got "
+                       << blockX << " x " << blockY;
+  int64_t threads = blockX * blockY;
+  if (threads > 1024 || threads % 32 != 0)
+    return emitError() << "block_x * block_y must be a multiple of 32 in "
+                          "[32, 1024], got "
+                       << threads;
+  if (rowsPerThread <= 0 || rowsPerThread > 8)
+    return emitError() << "rows_per_thread must be in [1, 8], got "
+                       << rowsPerThread;
+  if (tileH % rowsPerThread != 0)
+    return emitError() << "rows_per_thread (" << rowsPerThread
+                       << ") must divide tile_h (" << tileH << ")";
+  return success();
+}
+
 LogicalResult MatmulConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,

@@ -10,9 +10,18 @@
 using namespace mlir;
 using namespace kgraph;
 
+/// The anchor of a GEMM kernel group: any kgraph.matmul or kgraph.conv2d.
+/// (kgraph-fuse anchors GEMM groups on non-stencil conv2d only, see
+/// FusionRules.h; kgraph-tile sends stencil groups to the stencil kernel
+/// before asking for a GEMM anchor, so a stencil conv2d lands here only
+/// when a #kgraph.matmul_config pins it to the GEMM kernel.)
+static bool isGemmOp(Operation *op) {
+  return llvm::isa<MatmulOp, Conv2dOp>(op);
+}
+
 bool kgraph::hasGemmAnchor(FusedOp group) {
   return llvm::any_of(group.getBody().front().without_terminator(),
-                      [](Operation &op) { return isGemmAnchor(&op); });
+                      [](Operation &op) { return isGemmOp(&op); });
 }
 
 static ArrayRef<int64_t> shapeOf(Value v) {
@@ -29,7 +38,7 @@ FailureOr<GemmGroupParts> kgraph::analyzeGemmGroup(FusedOp group,
   Block &body = group.getBody().front();
   GemmGroupParts parts;
   for (Operation &op : body.without_terminator()) {
-    if (!isGemmAnchor(&op))
+    if (!isGemmOp(&op))
       continue;
     if (parts.anchor)
       return fail(&op, "is a second kgraph.matmul/kgraph.conv2d in one GEMM "

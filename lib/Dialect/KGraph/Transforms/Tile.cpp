@@ -5,6 +5,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -152,6 +153,37 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     return success();
   }
 
+  /// Chooses (or checks a pinned) #kgraph.stencil_config for a stencil
+  /// group (StencilTiling.h).
+  LogicalResult tileStencil(FusedOp group, const SMTarget &sm) {
+    if (failed(checkStencilGroup(group)))
+      return failure();
+    auto emitError = [&] { return group.emitOpError(); };
+    StencilConfigAttr config;
+    if (Attribute pinned = group->getAttr(kConfigAttrName)) {
+      config = llvm::dyn_cast<StencilConfigAttr>(pinned);
+      if (!config)
+        return group.emitOpError()
+               << "is a stencil group but its '" << kConfigAttrName
+               << "' is not a #kgraph.stencil_config: " << pinned;
+      if (failed(verifyStencilConfig(group, config, sm, emitError)))
+        return failure();
+    } else {
+      FailureOr<StencilConfigAttr> chosen = chooseStencilConfig(group, sm);
+      if (failed(chosen))
+        return group.emitOpError()
+               << "has no stencil tile whose intermediates fit the "
+               << sm.sharedMemPerBlock << " bytes of shared memory of "
+               << sm.name;
+      config = *chosen;
+      group->setAttr(kConfigAttrName, config);
+    }
+    if (report)
+      group.emitRemark() << "stencil "
+                         << describeStencilPlan(group, config, sm);
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     const SMTarget *sm = lookupSMTarget(target);
@@ -163,6 +195,13 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
 
     WalkResult result = module.walk([&](FusedOp group) {
+      // Stencil groups first: their conv2d ops are matmul-like too. A lone
+      // stencil conv2d pinned to the GEMM kernel stays there.
+      if (isStencilGroup(group) &&
+          !llvm::isa_and_present<MatmulConfigAttr>(
+              group->getAttr(kConfigAttrName)))
+        return failed(tileStencil(group, *sm)) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
       if (hasGemmAnchor(group)) {
         FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group);
         return failed(parts) || failed(tileGemm(group, *parts, *sm))
@@ -183,14 +222,19 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                                  "kgraph.matmul or kgraph.conv2d";
           return WalkResult::interrupt();
         }
+        if (llvm::isa<StencilConfigAttr>(pinned)) {
+          group.emitOpError() << "has a #kgraph.stencil_config but its body "
+                                 "has no kgraph.conv2d or kgraph.pool2d";
+          return WalkResult::interrupt();
+        }
         return WalkResult::advance();
       }
       for (Operation &op : group.getBody().front().without_terminator()) {
         if (isElementwiseOp(&op) || op.hasTrait<mlir::OpTrait::ConstantLike>())
           continue;
         op.emitOpError() << "has no code generation for " << sm->name
-                         << " yet: only elementwise groups and groups of one "
-                            "kgraph.matmul or kgraph.conv2d are lowered";
+                         << " yet: kgraph lowers elementwise, matmul, conv2d, "
+                            "pool2d and reduce groups";
         return WalkResult::interrupt();
       }
       FailureOr<ElementwiseConfigAttr> config =

@@ -194,4 +194,43 @@ def KGraph_ReduceConfigAttr : KGraph_Attr<"ReduceConfig", "reduce_config"> {
   }];
 }
 
+def KGraph_StencilConfigAttr
+    : KGraph_Attr<"StencilConfig", "stencil_config"> {
+  let summary = "output tile and thread layout of a stencil kernel";
+  let description = [{
+    Written by `kgraph-tile` on a stencil group (`kgraph.conv2d` with stride 1
+    and "same" padding, `kgraph.pool2d`, and elementwise ops on one spatial
+    grid, channels <= 4; or one `kgraph.pool2d` of any stride) under the
+    attribute name `kgraph.config`, and read by `kgraph-lower-to-gpu`. A
+    configuration already present is validated against the target and kept.
+
+    - `tile_h`, `tile_w`: the output tile one block computes (of one image
+      `n`); the grid is `ceil(W / tile_w) x ceil(H / tile_h) x N`.
+    - `block_x`, `block_y`: threads per block are `block_x * block_y`
+      (a multiple of 32, at most 1024). Consecutive threads take consecutive
+      `x`, so global loads and stores are coalesced.
+    - `rows_per_thread`: consecutive output rows one thread computes per step
+      (>= 1, divides `tile_h`); a stencil tap loaded from shared memory is
+      reused by all of them.
+
+    Every intermediate is computed over the tile grown by the halo its
+    consumers need and kept in shared memory, so the tile size is bounded by
+    the target's shared memory per block (checked by `kgraph-tile`).
+
+    Example:
+    ```mlir
+    #kgraph.stencil_config<tile_h = 64, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>
+    ```
+  }];
+  let parameters = (ins "int64_t":$tile_h, "int64_t":$tile_w,
+                        "int64_t":$block_x, "int64_t":$block_y,
+                        "int64_t":$rows_per_thread);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getNumThreads() const { return getBlockX() * getBlockY(); }
+  }];
+}
+
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD

@@ -39,8 +39,8 @@ struct GemmGroupParts {
   mlir::Value result;
 };
 
-/// True if the body of `group` holds a GEMM anchor (`isGemmAnchor` of
-/// FusionRules.h: a matmul, or a conv2d that is not a stencil op).
+/// True if the body of `group` holds a kgraph.matmul or kgraph.conv2d (the
+/// anchor of a GEMM group; stencil groups are recognized before this).
 bool hasGemmAnchor(FusedOp group);
 
 /// The parts of the GEMM group `group`. Fails if the group breaks the

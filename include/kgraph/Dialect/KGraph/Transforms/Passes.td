@@ -102,6 +102,14 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
     `report=true` every matmul group gets a remark with the model's
     estimate (shared memory, registers, blocks per SM, waves, cycles).
 
+    Stencil groups (stride-1 "same" conv2d with <= 4 channels, pool2d and
+    elementwise ops on one image grid) and lone pool2d ops get
+    `#kgraph.stencil_config`: the output tile per block, the thread block
+    and the rows per thread, chosen by the halo and shared-memory model of
+    `StencilTiling.h`; a pinned one is checked against the target's shared
+    memory. `report=true` remarks the plan (shared memory, grid, global
+    bytes per pixel, halo overhead).
+
     Before:
     ```mlir
     %0 = kgraph.fused (%a, %b) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32> {...}

@@ -1,0 +1,95 @@
+//===- StencilTiling.h - regions and tiling of stencil groups ---*- C++ -*-===//
+//
+// A stencil group (docs/architecture.md, "Stencil kernels") computes an
+// output tile per block. Every value of the group is needed over a *region*:
+// the tile grown by the halo its consumers read (a conv2d or pool2d with
+// padding [top, bottom, left, right] and kernel KH x KW reads rows
+// [y - top, y - top + KH) of its input for output row y). Regions are found
+// backwards from the yielded values; a value that a conv2d or pool2d reads
+// is *materialized*: computed over its region into shared memory, with the
+// positions outside the image set to the reader's padding value (0 for
+// conv2d and avg pool2d, -inf for max pool2d). Every other value is computed
+// where it is used. Materialized values are stored as f32 rows:
+//
+//   shared bytes = sum over materialized v of 4 * channels(v) * rows(v) * cols(v)
+//
+// rows(v) is rounded up to a multiple of rows_per_thread when v is computed
+// (threads compute strips of rows_per_thread rows).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_DIALECT_KGRAPH_TRANSFORMS_STENCILTILING_H
+#define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_STENCILTILING_H
+
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+
+#include "llvm/ADT/MapVector.h"
+
+namespace kgraph {
+
+struct SMTarget;
+
+/// What a materialized value holds outside the image.
+enum class StencilFill { None, Zero, NegInf };
+
+/// Region and storage of one value of a stencil group. Region coordinates are
+/// relative to the tile origin times `scale` (the value's grid is the output
+/// grid scaled by `scaleY` x `scaleX`: 1 except for the input of a strided
+/// pool2d).
+struct StencilValue {
+  int64_t scaleY = 1, scaleX = 1;
+  int64_t y0 = 0, x0 = 0;     ///< region origin (<= 0: the halo above/left)
+  int64_t rows = 0, cols = 0; ///< region extent
+  int64_t channels = 1;       ///< channels per block
+  bool materialized = false;  ///< kept in shared memory
+  StencilFill fill = StencilFill::None;
+  int64_t sharedOffset = 0;   ///< byte offset in shared memory
+};
+
+/// The layout of a stencil kernel for one configuration.
+struct StencilPlan {
+  Layout layout = Layout::nchw;
+  int64_t n = 0, h = 0, w = 0; ///< output grid of the yielded values
+  /// Channels each block computes: all of them, except for a lone pool2d,
+  /// whose channels are independent and split in blocks of <= 4.
+  int64_t channelBlock = 1, numChannelBlocks = 1;
+  llvm::MapVector<mlir::Value, StencilValue> values;
+  int64_t sharedMemoryBytes = 0;
+  int64_t gridX = 1, gridY = 1, gridZ = 1;
+};
+
+/// True if `op` is a conv2d the stencil emitter computes: float, stride and
+/// dilation 1, one group, output size equal to input size, filter <= 7x7,
+/// at most 4 input and output channels.
+bool isStencilConv(Conv2dOp op);
+
+/// True if `group` should be compiled by the stencil emitter: it contains a
+/// kgraph.pool2d or a stencil conv2d, and is not a lone non-stencil conv2d.
+bool isStencilGroup(FusedOp group);
+
+/// Checks `group` against the stencil-group contract; emits a diagnostic on
+/// the offending op and fails otherwise.
+mlir::LogicalResult checkStencilGroup(FusedOp group);
+
+/// Regions and shared memory of a checked stencil group under `config`.
+StencilPlan planStencilGroup(FusedOp group, StencilConfigAttr config);
+
+/// Checks `config` fits `group` on `target` (shared memory, threads).
+mlir::LogicalResult
+verifyStencilConfig(FusedOp group, StencilConfigAttr config,
+                    const SMTarget &target,
+                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Picks the configuration of a checked stencil group for `target`.
+mlir::FailureOr<StencilConfigAttr> chooseStencilConfig(FusedOp group,
+                                                       const SMTarget &target);
+
+/// "tile 64x64, 256 threads, ..., B/px" for kgraph-tile's report remark:
+/// the estimated global bytes moved per output pixel and the compute
+/// overhead of the halo.
+std::string describeStencilPlan(FusedOp group, StencilConfigAttr config,
+                                const SMTarget &target);
+
+} // namespace kgraph
+
+#endif // KGRAPH_DIALECT_KGRAPH_TRANSFORMS_STENCILTILING_H

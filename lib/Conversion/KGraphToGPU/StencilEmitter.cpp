@@ -1,0 +1,669 @@
+//===- StencilEmitter.cpp - stencil groups as one tiled kernel ------------===//
+//
+// One block computes a tile_h x tile_w output tile of one image (and, for a
+// lone pool2d, one block of <= 4 channels); the regions and shared-memory
+// layout come from planStencilGroup (StencilTiling.h). The kernel:
+//
+//   1. stages every group input a conv2d/pool2d reads: its region (tile plus
+//      halo) from global memory into shared memory as f32, consecutive
+//      threads on consecutive x; positions outside the image get the
+//      reader's padding value (0, or -inf for max pool);
+//   2. for each other materialized value, in topological order: computes it
+//      over its region in strips of rows_per_thread rows per thread and
+//      stores it (padding value outside the image); barrier;
+//   3. computes the yielded values over the tile and stores them once.
+//
+// Values that no conv2d/pool2d reads are computed where they are used.
+// Filter taps are fully unrolled; a strip's shared-memory loads are reused
+// by its rows and by every op of the strip. Arithmetic is f32 (elementwise
+// ops through ScalarOps.h), each op's result rounded to its
+// element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScalarOps.h"
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+#include <limits>
+#include <tuple>
+
+using namespace mlir;
+using namespace kgraph;
+
+namespace {
+
+/// Dims {N, C, H, W} of a 4-D shape in `layout`, as indices of the shape.
+struct AxisOrder {
+  unsigned n, c, h, w;
+};
+AxisOrder getAxes(Layout layout) {
+  return layout == Layout::nhwc ? AxisOrder{0, 3, 1, 2} : AxisOrder{0, 1, 2, 3};
+}
+
+class StencilEmitter {
+public:
+  StencilEmitter(OpBuilder &b, Location loc, FusedOp group,
+                 StencilConfigAttr config, const StencilPlan &plan,
+                 gpu::GPUFuncOp kernel)
+      : b(b), loc(loc), group(group), config(config), plan(plan),
+        body(group.getBody().front()), entry(kernel.getBody().front()),
+        axes(getAxes(plan.layout)) {}
+
+  LogicalResult emit();
+
+private:
+  // Index and scalar helpers.
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, int64_t v) {
+    return v == 0 ? x : arith::AddIOp::create(b, loc, x, c(v)).getResult();
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t v) {
+    return v == 1 ? x : arith::MulIOp::create(b, loc, x, c(v)).getResult();
+  }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value clampTo(Value x, int64_t size) {
+    Value lo = arith::MaxSIOp::create(b, loc, x, c(0));
+    return arith::MinSIOp::create(b, loc, lo, c(size - 1));
+  }
+  /// 0 <= y < h && 0 <= x < w (negative indices compare as huge unsigned).
+  Value inImage(Value y, int64_t h, Value x, int64_t w) {
+    Value iy = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, y, c(h));
+    Value ix = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(w));
+    return arith::AndIOp::create(b, loc, iy, ix);
+  }
+  Value fillValue(StencilFill fill) {
+    return f32(fill == StencilFill::NegInf
+                   ? -std::numeric_limits<double>::infinity()
+                   : 0.0);
+  }
+
+  int64_t rowsPerThread() const { return config.getRowsPerThread(); }
+  /// {N, C, H, W} of a 4-D value.
+  std::array<int64_t, 4> dims(Value v) const {
+    ArrayRef<int64_t> s = llvm::cast<ShapedType>(v.getType()).getShape();
+    return {s[axes.n], s[axes.c], s[axes.h], s[axes.w]};
+  }
+  /// Channels of `v` in a strip: the plan's, or the (broadcast) channel
+  /// extent of a group input read pointwise.
+  int64_t channelsOf(Value v) const {
+    if (auto it = plan.values.find(v); it != plan.values.end())
+      return it->second.channels;
+    auto type = llvm::cast<ShapedType>(v.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = int64_t(axes.c) - (4 - rank);
+    return axis >= 0 ? type.getShape()[axis] : 1;
+  }
+  /// Indices of the kernel buffer of 4-D (or broadcast, lower-rank) value
+  /// `memrefType` at image position (n, c, y, x); size-1 dims read index 0.
+  SmallVector<Value> bufferIndices(MemRefType memrefType, Value n, Value ch,
+                                   Value y, Value x) {
+    int64_t rank = memrefType.getRank();
+    std::array<Value, 4> coord;
+    coord[axes.n] = n;
+    coord[axes.c] = ch;
+    coord[axes.h] = y;
+    coord[axes.w] = x;
+    SmallVector<Value> idx;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t d4 = d + 4 - rank;
+      idx.push_back(memrefType.getShape()[d] == 1 ? c(0) : coord[d4]);
+    }
+    return idx;
+  }
+  Value kernelArg(Value blockArg) {
+    return entry.getArgument(llvm::cast<BlockArgument>(blockArg).getArgNumber());
+  }
+  Type elementType(Value v) const {
+    return llvm::cast<ShapedType>(v.getType()).getElementType();
+  }
+
+  /// Emits the loop `for i = tid; i < items; i += threads` and calls `fn`
+  /// with a builder inside it.
+  void forEachItem(int64_t items, llvm::function_ref<void(Value)> fn);
+
+  void stageInput(Value arg, const StencilValue &sv);
+  LogicalResult computeMaterialized(Value v, const StencilValue &sv);
+  LogicalResult storeResults();
+
+  // Per-strip evaluation: rows relY0 .. relY0 + R - 1 at column relX of the
+  // output grid (relative to the tile origin).
+  void beginStrip(Value relY0, Value relX) {
+    stripY = relY0;
+    stripX = relX;
+    memo.clear();
+    loads.clear();
+  }
+  /// The R x channels values of `v` (row-major by row, then channel) at the
+  /// strip; `compute` evaluates a materialized value instead of reading it.
+  FailureOr<SmallVector<Value>> evaluate(Value v, bool compute = false);
+  FailureOr<SmallVector<Value>> evaluateConv(Conv2dOp conv);
+  FailureOr<SmallVector<Value>> evaluatePool(Pool2dOp pool);
+  /// Channel `ch` of materialized `v` at row stripY * scaleY + dy and column
+  /// stripX * scaleX + dx (v's grid, relative to the tile origin).
+  Value sharedLoad(Value v, int64_t ch, int64_t dy, int64_t dx);
+  Value weight(Conv2dOp conv, int64_t f, int64_t ch, int64_t ky, int64_t kx);
+
+  OpBuilder &b;
+  Location loc;
+  FusedOp group;
+  StencilConfigAttr config;
+  const StencilPlan &plan;
+  Block &body;
+  Block &entry;
+  AxisOrder axes;
+
+  Value tid, image, channelBase, tileY, tileX;
+  DenseMap<Value, Value> shared; ///< materialized value -> f32 [C][rows][cols]
+  DenseMap<std::tuple<Operation *, int64_t, int64_t, int64_t, int64_t>, Value>
+      hoistedWeights;
+  Value stripY, stripX;
+  DenseMap<Value, SmallVector<Value>> memo;
+  DenseMap<std::tuple<Value, int64_t, int64_t, int64_t>, Value> loads;
+};
+
+} // namespace
+
+void StencilEmitter::forEachItem(int64_t items,
+                                 llvm::function_ref<void(Value)> fn) {
+  auto loop = scf::ForOp::create(b, loc, tid, c(items),
+                                 c(config.getNumThreads()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  fn(loop.getInductionVar());
+}
+
+void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
+  std::array<int64_t, 4> d = dims(arg);
+  int64_t h = d[2], w = d[3];
+  Value buffer = kernelArg(arg);
+  auto memrefType = llvm::cast<MemRefType>(buffer.getType());
+  Type et = elementType(arg);
+  Value originY = add(mul(tileY, sv.scaleY), sv.y0);
+  Value originX = add(mul(tileX, sv.scaleX), sv.x0);
+  // Unrolled by up to 8 positions per thread and trip, every load issued
+  // before the first store: enough bytes in flight to cover DRAM latency at
+  // a few blocks per SM. Positions past the region load a clamped
+  // (in-image) address and skip the store.
+  int64_t items = sv.rows * sv.cols, threads = config.getNumThreads();
+  int64_t perThread = llvm::divideCeil(items, threads);
+  int64_t unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 8));
+  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value fill = fillValue(sv.fill);
+  struct Pending {
+    Value index, ry, rx;
+    SmallVector<Value> values;
+  };
+  SmallVector<Pending> pending;
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value i = add(loop.getInductionVar(), u * threads);
+    Value ry = arith::DivUIOp::create(b, loc, i, c(sv.cols));
+    Value rx = arith::RemUIOp::create(b, loc, i, c(sv.cols));
+    Value y = add(originY, ry), x = add(originX, rx);
+    Value inside = inImage(y, h, x, w);
+    Value cy = clampTo(y, h), cx = clampTo(x, w);
+    Pending p{i, ry, rx, {}};
+    for (int64_t k = 0; k < sv.channels; ++k) {
+      Value chIdx = add(channelBase, k);
+      Value loaded = memref::LoadOp::create(
+          b, loc, buffer, bufferIndices(memrefType, image, chIdx, cy, cx));
+      Value val = kgraph::detail::toComputeType(b, loc, loaded, et);
+      p.values.push_back(arith::SelectOp::create(b, loc, inside, val, fill));
+    }
+    pending.push_back(p);
+  }
+  for (auto [u, p] : llvm::enumerate(pending)) {
+    OpBuilder::InsertionGuard storeGuard(b);
+    if (u > 0) { // the loop bound covers the first position
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          p.index, c(items));
+      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    for (auto [k, val] : llvm::enumerate(p.values))
+      memref::StoreOp::create(b, loc, val, shared.lookup(arg),
+                              ValueRange{c(k), p.ry, p.rx});
+  }
+}
+
+/// True if computing `v` where it is used reads a group input from global
+/// memory (its cone of non-materialized values reaches a block argument).
+static bool readsGlobal(Value v, const StencilPlan &plan, bool root = true) {
+  auto it = plan.values.find(v);
+  if (!root && it != plan.values.end() && it->second.materialized)
+    return false;
+  if (llvm::isa<BlockArgument>(v))
+    return true;
+  Operation *op = v.getDefiningOp();
+  if (llvm::isa<Conv2dOp, Pool2dOp>(op))
+    return false; // reads its (materialized) input from shared memory
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return readsGlobal(operand, plan, /*root=*/false);
+  });
+}
+
+LogicalResult StencilEmitter::computeMaterialized(Value v,
+                                                  const StencilValue &sv) {
+  int64_t rpt = rowsPerThread();
+  std::array<int64_t, 4> d = dims(v);
+  int64_t h = d[2], w = d[3];
+  int64_t items = (sv.rows / rpt) * sv.cols, threads = config.getNumThreads();
+  // A value computed from global memory (e.g. a cast of the image) is
+  // unrolled like the staging of inputs, up to 4 strips per trip with all
+  // loads first, so enough loads are in flight. Strips past the region
+  // compute the last strip again and skip the store.
+  int64_t unroll = 1;
+  if (readsGlobal(v, plan)) {
+    int64_t perThread = llvm::divideCeil(items, threads);
+    unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 4));
+  }
+  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  struct Pending {
+    Value index, row0, sx, x, y0;
+    SmallVector<Value> values;
+  };
+  SmallVector<Pending> pending;
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value i = add(loop.getInductionVar(), u * threads);
+    Value item = u == 0 ? i
+                        : Value(arith::MinUIOp::create(b, loc, i, c(items - 1)));
+    Value sy = arith::DivUIOp::create(b, loc, item, c(sv.cols));
+    Value sx = arith::RemUIOp::create(b, loc, item, c(sv.cols));
+    Value row0 = mul(sy, rpt);
+    beginStrip(add(row0, sv.y0), add(sx, sv.x0));
+    FailureOr<SmallVector<Value>> vals = evaluate(v, /*compute=*/true);
+    if (failed(vals))
+      return failure();
+    pending.push_back(
+        {i, row0, sx, add(tileX, stripX), add(tileY, stripY), *vals});
+  }
+  Value fill = fillValue(sv.fill);
+  for (auto [u, p] : llvm::enumerate(pending)) {
+    OpBuilder::InsertionGuard storeGuard(b);
+    if (u > 0) {
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          p.index, c(items));
+      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    for (int64_t r = 0; r < rpt; ++r) {
+      Value inside = inImage(add(p.y0, r), h, p.x, w);
+      for (int64_t k = 0; k < sv.channels; ++k) {
+        Value val = arith::SelectOp::create(
+            b, loc, inside, p.values[r * sv.channels + k], fill);
+        memref::StoreOp::create(b, loc, val, shared.lookup(v),
+                                ValueRange{c(k), add(p.row0, r), p.sx});
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult StencilEmitter::storeResults() {
+  int64_t rpt = rowsPerThread();
+  int64_t th = config.getTileH(), tw = config.getTileW();
+  unsigned numInputs = group.getInputs().size();
+  LogicalResult status = success();
+  forEachItem((th / rpt) * tw, [&](Value i) {
+    Value sy = arith::DivUIOp::create(b, loc, i, c(tw));
+    Value sx = arith::RemUIOp::create(b, loc, i, c(tw));
+    beginStrip(mul(sy, rpt), sx);
+    SmallVector<SmallVector<Value>> results;
+    for (Value v : group.getYield().getValues()) {
+      FailureOr<SmallVector<Value>> vals = evaluate(v);
+      if (failed(vals)) {
+        status = failure();
+        return;
+      }
+      results.push_back(*vals);
+    }
+    Value x = add(tileX, stripX);
+    for (int64_t r = 0; r < rpt; ++r) {
+      Value y = add(add(tileY, stripY), r);
+      Value inside = inImage(y, plan.h, x, plan.w);
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (auto [k, v] : llvm::enumerate(group.getYield().getValues())) {
+        Value buffer = entry.getArgument(numInputs + k);
+        auto memrefType = llvm::cast<MemRefType>(buffer.getType());
+        int64_t channels = channelsOf(v);
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          Value stored =
+              kgraph::detail::toStorageType(b, loc, results[k][r * channels + ch],
+                            elementType(v));
+          memref::StoreOp::create(
+              b, loc, stored, buffer,
+              bufferIndices(memrefType, image, add(channelBase, ch), y, x));
+        }
+      }
+    }
+  });
+  return status;
+}
+
+Value StencilEmitter::sharedLoad(Value v, int64_t ch, int64_t dy, int64_t dx) {
+  auto key = std::make_tuple(v, ch, dy, dx);
+  if (Value hit = loads.lookup(key))
+    return hit;
+  const StencilValue &sv = plan.values.find(v)->second;
+  Value row = add(mul(stripY, sv.scaleY), dy - sv.y0);
+  Value col = add(mul(stripX, sv.scaleX), dx - sv.x0);
+  Value val = memref::LoadOp::create(b, loc, shared.lookup(v),
+                                     ValueRange{c(ch), row, col});
+  loads[key] = val;
+  return val;
+}
+
+Value StencilEmitter::weight(Conv2dOp conv, int64_t f, int64_t ch, int64_t ky,
+                             int64_t kx) {
+  auto key = std::make_tuple(conv.getOperation(), f, ch, ky, kx);
+  if (Value hit = hoistedWeights.lookup(key))
+    return hit;
+  Value filter = conv.getFilter();
+  auto type = llvm::cast<RankedTensorType>(filter.getType());
+  SmallVector<int64_t> idx = conv.getLayout() == Layout::nhwc
+                                 ? SmallVector<int64_t>{f, ky, kx, ch}
+                                 : SmallVector<int64_t>{f, ch, ky, kx};
+  if (auto cst = filter.getDefiningOp<arith::ConstantOp>()) {
+    auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
+    int64_t flat = 0;
+    for (int64_t d = 0; d < 4; ++d)
+      flat = flat * type.getShape()[d] + idx[d];
+    APFloat value = dense.isSplat() ? dense.getSplatValue<APFloat>()
+                                    : dense.getValues<APFloat>()[flat];
+    bool lost;
+    value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    return f32(value.convertToFloat());
+  }
+  SmallVector<Value> indices;
+  for (int64_t i : idx)
+    indices.push_back(c(i));
+  Value loaded = memref::LoadOp::create(b, loc, kernelArg(filter), indices);
+  return kgraph::detail::toComputeType(b, loc, loaded, type.getElementType());
+}
+
+FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
+  int64_t rpt = rowsPerThread();
+  Value in = conv.getInput();
+  ArrayRef<int64_t> fshape = conv.getFilter().getType().getShape();
+  bool nhwc = conv.getLayout() == Layout::nhwc;
+  int64_t numF = fshape[0];
+  int64_t kh = nhwc ? fshape[1] : fshape[2], kw = nhwc ? fshape[2] : fshape[3];
+  int64_t numC = nhwc ? fshape[3] : fshape[1];
+  ArrayRef<int64_t> pad = conv.getPadding();
+  Type et = elementType(conv.getResult());
+  SmallVector<Value> out(rpt * numF);
+  for (int64_t f = 0; f < numF; ++f)
+    for (int64_t r = 0; r < rpt; ++r) {
+      Value acc;
+      for (int64_t ch = 0; ch < numC; ++ch)
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            Value wt = weight(conv, f, ch, ky, kx);
+            // Taps of a constant filter that are 0 contribute nothing to a
+            // finite sum (Sobel's middle column): skip them.
+            if (auto cst = wt.getDefiningOp<arith::ConstantOp>())
+              if (auto value = llvm::dyn_cast<FloatAttr>(cst.getValue()))
+                if (value.getValue().isZero())
+                  continue;
+            Value x = sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]);
+            acc = acc ? Value(math::FmaOp::create(b, loc, wt, x, acc))
+                      : Value(arith::MulFOp::create(b, loc, wt, x));
+          }
+      if (!acc)
+        acc = f32(0.0); // an all-zero filter
+      out[r * numF + f] = kgraph::detail::roundToType(b, loc, acc, et);
+    }
+  return out;
+}
+
+FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
+  int64_t rpt = rowsPerThread();
+  Value in = pool.getInput();
+  int64_t kh = pool.getKernel()[0], kw = pool.getKernel()[1];
+  int64_t sy = pool.getStrides()[0], sx = pool.getStrides()[1];
+  ArrayRef<int64_t> pad = pool.getPadding();
+  bool isMax = pool.getKind() == PoolKind::max;
+  int64_t channels = plan.values.find(in)->second.channels;
+  std::array<int64_t, 4> d = dims(in);
+  int64_t inH = d[2], inW = d[3];
+  Type et = elementType(pool.getResult());
+  // avg: the number of window positions inside the image (padding is not
+  // counted), from the window's first input column and rows.
+  Value colCount;
+  if (!isMax) {
+    Value x0 = add(mul(add(tileX, stripX), sx), -pad[2]);
+    Value lo = arith::MaxSIOp::create(b, loc, x0, c(0));
+    Value hi = arith::MinSIOp::create(b, loc, add(x0, kw), c(inW));
+    colCount = arith::SubIOp::create(b, loc, hi, lo);
+  }
+  SmallVector<Value> out(rpt * channels);
+  for (int64_t r = 0; r < rpt; ++r) {
+    Value count;
+    if (!isMax) {
+      Value y0 = add(mul(add(add(tileY, stripY), r), sy), -pad[0]);
+      Value lo = arith::MaxSIOp::create(b, loc, y0, c(0));
+      Value hi = arith::MinSIOp::create(b, loc, add(y0, kh), c(inH));
+      Value cells = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, hi, lo), colCount);
+      Value asInt = arith::IndexCastOp::create(b, loc, b.getI32Type(), cells);
+      count = arith::SIToFPOp::create(b, loc, b.getF32Type(), asInt);
+    }
+    for (int64_t k = 0; k < channels; ++k) {
+      Value acc;
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          Value x = sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]);
+          if (!acc)
+            acc = x;
+          else if (isMax)
+            acc = arith::MaximumFOp::create(b, loc, acc, x);
+          else
+            acc = arith::AddFOp::create(b, loc, acc, x);
+        }
+      if (!isMax)
+        acc = arith::DivFOp::create(b, loc, acc, count);
+      out[r * channels + k] = kgraph::detail::roundToType(b, loc, acc, et);
+    }
+  }
+  return out;
+}
+
+FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
+  if (!compute)
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+  int64_t rpt = rowsPerThread();
+  int64_t channels = channelsOf(v);
+  SmallVector<Value> out;
+  auto planned = plan.values.find(v);
+  bool materialized =
+      planned != plan.values.end() && planned->second.materialized;
+  if (materialized && !compute) {
+    for (int64_t r = 0; r < rpt; ++r)
+      for (int64_t k = 0; k < channels; ++k)
+        out.push_back(sharedLoad(v, k, r, 0));
+  } else if (llvm::isa<BlockArgument>(v)) {
+    // A group input read pointwise (possibly broadcast): from global memory,
+    // at clamped coordinates (positions outside the image are never stored).
+    Value buffer = kernelArg(v);
+    auto memrefType = llvm::cast<MemRefType>(buffer.getType());
+    Value x = clampTo(add(tileX, stripX), plan.w);
+    for (int64_t r = 0; r < rpt; ++r) {
+      Value y = clampTo(add(add(tileY, stripY), r), plan.h);
+      for (int64_t k = 0; k < channels; ++k) {
+        Value loaded = memref::LoadOp::create(
+            b, loc, buffer,
+            bufferIndices(memrefType, image, add(channelBase, k), y, x));
+        out.push_back(kgraph::detail::toComputeType(b, loc, loaded, elementType(v)));
+      }
+    }
+  } else {
+    Operation *op = v.getDefiningOp();
+    if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
+      Type et = elementType(v);
+      Value scalar;
+      if (llvm::isa<FloatType>(et)) {
+        APFloat value = dense.getSplatValue<APFloat>();
+        bool lost;
+        value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                      &lost);
+        scalar = f32(value.convertToFloat());
+      } else {
+        APInt value = dense.getSplatValue<APInt>();
+        scalar = arith::ConstantOp::create(
+            b, loc,
+            b.getIntegerAttr(kgraph::detail::getComputeType(et),
+                             et.isInteger(1) ? value.getZExtValue()
+                                             : value.getSExtValue()));
+      }
+      out.assign(rpt * channels, scalar);
+    } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+      FailureOr<SmallVector<Value>> r = evaluateConv(conv);
+      if (failed(r))
+        return failure();
+      out = *r;
+    } else if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
+      FailureOr<SmallVector<Value>> r = evaluatePool(pool);
+      if (failed(r))
+        return failure();
+      out = *r;
+    } else {
+      SmallVector<SmallVector<Value>> operands;
+      SmallVector<int64_t> operandChannels;
+      for (Value operand : op->getOperands()) {
+        FailureOr<SmallVector<Value>> l = evaluate(operand);
+        if (failed(l))
+          return failure();
+        operands.push_back(*l);
+        operandChannels.push_back(channelsOf(operand));
+      }
+      Type et = elementType(v);
+      for (int64_t r = 0; r < rpt; ++r)
+        for (int64_t k = 0; k < channels; ++k) {
+          SmallVector<Value> scalars;
+          for (auto [vals, oc] : llvm::zip(operands, operandChannels)) {
+            int64_t idx = r * oc + (oc == 1 ? 0 : k);
+            // Splat constants are expanded to one value per (row, channel).
+            scalars.push_back(vals[std::min<int64_t>(idx, vals.size() - 1)]);
+          }
+          FailureOr<Value> res = kgraph::detail::emitScalarOp(b, loc, op, scalars);
+          if (failed(res))
+            return failure();
+          out.push_back(kgraph::detail::roundToType(b, loc, *res, et));
+        }
+    }
+  }
+  if (!compute)
+    memo[v] = out;
+  return out;
+}
+
+LogicalResult StencilEmitter::emit() {
+  MLIRContext *ctx = b.getContext();
+  // Thread and block coordinates.
+  Value tx = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value ty = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
+  tid = add(mul(ty, config.getBlockX()), tx);
+  tileX = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+              config.getTileW());
+  tileY = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+              config.getTileH());
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (plan.numChannelBlocks > 1) {
+    image = arith::DivUIOp::create(b, loc, bz, c(plan.numChannelBlocks));
+    channelBase = mul(arith::RemUIOp::create(b, loc, bz,
+                                             c(plan.numChannelBlocks)),
+                      plan.channelBlock);
+  } else {
+    image = bz;
+    channelBase = c(0);
+  }
+
+  // Shared memory: one f32 [channels][rows][cols] array per materialized
+  // value, at the plan's offsets.
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem;
+  if (plan.sharedMemoryBytes > 0)
+    smem = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                        workgroup));
+  for (auto &[v, sv] : plan.values) {
+    if (!sv.materialized)
+      continue;
+    auto type = MemRefType::get({sv.channels, sv.rows, sv.cols}, b.getF32Type(),
+                                AffineMap(), workgroup);
+    shared[v] = memref::ViewOp::create(b, loc, type, smem, c(sv.sharedOffset),
+                                       ValueRange{});
+  }
+
+  // Filter taps of group inputs: loaded once per block into registers while
+  // there are few of them (the rest are loaded where used).
+  int64_t totalTaps = 0;
+  for (Operation &op : body.without_terminator())
+    if (auto conv = llvm::dyn_cast<Conv2dOp>(op))
+      if (llvm::isa<BlockArgument>(conv.getFilter()))
+        totalTaps += conv.getFilter().getType().getNumElements();
+  if (totalTaps <= 256) {
+    for (Operation &op : body.without_terminator()) {
+      auto conv = llvm::dyn_cast<Conv2dOp>(op);
+      if (!conv || !llvm::isa<BlockArgument>(conv.getFilter()))
+        continue;
+      ArrayRef<int64_t> s = conv.getFilter().getType().getShape();
+      bool nhwc = conv.getLayout() == Layout::nhwc;
+      for (int64_t f = 0; f < s[0]; ++f)
+        for (int64_t ch = 0; ch < (nhwc ? s[3] : s[1]); ++ch)
+          for (int64_t ky = 0; ky < (nhwc ? s[1] : s[2]); ++ky)
+            for (int64_t kx = 0; kx < (nhwc ? s[2] : s[3]); ++kx) {
+              Value w = weight(conv, f, ch, ky, kx);
+              hoistedWeights[std::make_tuple(conv.getOperation(), f, ch, ky,
+                                             kx)] = w;
+            }
+    }
+  }
+
+  bool staged = false;
+  for (auto &[v, sv] : plan.values)
+    if (sv.materialized && llvm::isa<BlockArgument>(v)) {
+      stageInput(v, sv);
+      staged = true;
+    }
+  if (staged)
+    gpu::BarrierOp::create(b, loc);
+  for (auto &[v, sv] : plan.values) {
+    if (!sv.materialized || llvm::isa<BlockArgument>(v))
+      continue;
+    if (failed(computeMaterialized(v, sv)))
+      return failure();
+    gpu::BarrierOp::create(b, loc);
+  }
+  if (failed(storeResults()))
+    return failure();
+  gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+LogicalResult kgraph::emitStencilKernel(FusedOp group, StencilConfigAttr config,
+                                        gpu::GPUFuncOp kernel) {
+  if (failed(checkStencilGroup(group)))
+    return failure();
+  StencilPlan plan = planStencilGroup(group, config);
+  OpBuilder b(kernel.getContext());
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  StencilEmitter emitter(b, group.getLoc(), group, config, plan, kernel);
+  return emitter.emit();
+}

@@ -1,0 +1,541 @@
+//===- StencilTiling.cpp - regions and tiling of stencil groups -----------===//
+//
+// The tiling model (chooseStencilConfig): every candidate tile (tile_h in
+// {16, 32, 64}, tile_w in {32, 64, 128}, 256 threads, 4 rows per thread)
+// whose shared memory fits the target (two resident blocks per SM) is
+// ranked by its estimated work per output pixel:
+//
+//   work = (sum over ops of region(op) * taps(op)
+//           + sum over materialized v of region(v) * channels(v))
+//          * blocks per image / (H * W)
+//
+// divided by the wave efficiency of the grid on the target's SMs. taps is
+// F * C * KH * KW for a conv2d, C * KH * KW for a pool2d, C for an
+// elementwise op. Larger tiles lose less to the halo; the shared memory of
+// the intermediates bounds them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+namespace {
+/// Spatial dims of a 4-D shape in `layout`: {N, C, H, W}.
+struct Dims4 {
+  int64_t n, c, h, w;
+};
+} // namespace
+
+static Dims4 getDims(ShapedType type, Layout layout) {
+  ArrayRef<int64_t> s = type.getShape();
+  if (layout == Layout::nhwc)
+    return {s[0], s[3], s[1], s[2]};
+  return {s[0], s[1], s[2], s[3]};
+}
+
+static Layout getOpLayout(Operation *op) {
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op))
+    return conv.getLayout();
+  return llvm::cast<Pool2dOp>(op).getLayout();
+}
+
+/// Filter extent {KH, KW} of a conv2d.
+static std::pair<int64_t, int64_t> getConvKernel(Conv2dOp conv) {
+  ArrayRef<int64_t> f = conv.getFilter().getType().getShape();
+  if (conv.getLayout() == Layout::nhwc)
+    return {f[1], f[2]};
+  return {f[2], f[3]};
+}
+
+bool kgraph::isStencilConv(Conv2dOp op) {
+  auto in = op.getInput().getType(), out = op.getResult().getType();
+  if (!llvm::isa<FloatType>(in.getElementType()) ||
+      !llvm::isa<FloatType>(out.getElementType()))
+    return false;
+  if (in.getRank() != 4 || out.getRank() != 4)
+    return false;
+  Dims4 i = getDims(in, op.getLayout()), o = getDims(out, op.getLayout());
+  auto [kh, kw] = getConvKernel(op);
+  return llvm::equal(op.getStrides(), ArrayRef<int64_t>{1, 1}) &&
+         llvm::equal(op.getDilations(), ArrayRef<int64_t>{1, 1}) &&
+         op.getGroups() == 1 && i.h == o.h && i.w == o.w && kh <= 7 &&
+         kw <= 7 && i.c <= 4 && o.c <= 4;
+}
+
+/// The pool2d of a group whose body is that op and the yield of its result.
+static Pool2dOp getLonePool(FusedOp group) {
+  Block &body = group.getBody().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return nullptr;
+  auto pool = llvm::dyn_cast<Pool2dOp>(&body.front());
+  if (!pool || group.getYield().getValues().size() != 1 ||
+      group.getYield().getValues()[0] != pool.getResult())
+    return nullptr;
+  return pool;
+}
+
+bool kgraph::isStencilGroup(FusedOp group) {
+  // A conv2d that is not a stencil op (with or without an epilogue) is an
+  // implicit GEMM; any pool2d or stencil conv2d makes a stencil group
+  // (checkStencilGroup says why it is not a valid one).
+  for (Operation &op : group.getBody().front().without_terminator()) {
+    if (auto conv = llvm::dyn_cast<Conv2dOp>(op))
+      if (isStencilConv(conv))
+        return true;
+    if (llvm::isa<Pool2dOp>(op))
+      return true;
+  }
+  return false;
+}
+
+static InFlightDiagnostic &printArray(InFlightDiagnostic &diag,
+                                      ArrayRef<int64_t> values) {
+  diag << "[";
+  llvm::interleaveComma(values, diag, [&](int64_t v) { diag << v; });
+  return diag << "]";
+}
+
+/// Checks a conv2d or pool2d of a (multi-op or conv) stencil group.
+static LogicalResult checkStencilOp(Operation *op) {
+  auto in = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  if (!llvm::isa<FloatType>(in.getElementType()) ||
+      !llvm::isa<FloatType>(out.getElementType()))
+    return op->emitOpError("in a stencil group must compute floats, got ")
+           << in.getElementType() << " -> " << out.getElementType();
+  Layout layout = getOpLayout(op);
+  Dims4 i = getDims(in, layout), o = getDims(out, layout);
+  ArrayRef<int64_t> strides = llvm::isa<Conv2dOp>(op)
+                                  ? llvm::cast<Conv2dOp>(op).getStrides()
+                                  : llvm::cast<Pool2dOp>(op).getStrides();
+  if (!llvm::equal(strides, ArrayRef<int64_t>{1, 1})) {
+    InFlightDiagnostic diag = op->emitOpError(
+        "in a stencil group must have strides [1, 1], got ");
+    return printArray(diag, strides);
+  }
+  int64_t kh, kw;
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    if (!llvm::equal(conv.getDilations(), ArrayRef<int64_t>{1, 1})) {
+      InFlightDiagnostic diag = op->emitOpError(
+          "in a stencil group must have dilations [1, 1], got ");
+      return printArray(diag, conv.getDilations());
+    }
+    if (conv.getGroups() != 1)
+      return op->emitOpError("in a stencil group must have groups = 1, got ")
+             << conv.getGroups();
+    std::tie(kh, kw) = getConvKernel(conv);
+    if (i.c > 4 || o.c > 4)
+      return op->emitOpError("in a stencil group has ")
+             << i.c << " input and " << o.c
+             << " output channels; at most 4 are supported";
+    Value filter = conv.getFilter();
+    Operation *def = filter.getDefiningOp();
+    if (!llvm::isa<BlockArgument>(filter) &&
+        !(def && def->hasTrait<mlir::OpTrait::ConstantLike>()))
+      return op->emitOpError("filter must be a group input or a constant in "
+                             "a stencil group");
+  } else {
+    ArrayRef<int64_t> k = llvm::cast<Pool2dOp>(op).getKernel();
+    kh = k[0];
+    kw = k[1];
+  }
+  if (i.h != o.h || i.w != o.w)
+    return op->emitOpError("in a stencil group must keep the spatial size "
+                           "(\"same\" padding), got ")
+           << i.h << "x" << i.w << " -> " << o.h << "x" << o.w;
+  if (kh > 7 || kw > 7)
+    return op->emitOpError("in a stencil group has a ")
+           << kh << "x" << kw << " window; at most 7x7 is supported";
+  return success();
+}
+
+/// Padding value a stencil op needs from positions outside the image.
+static StencilFill getFill(Operation *op) {
+  if (auto pool = llvm::dyn_cast<Pool2dOp>(op))
+    return pool.getKind() == PoolKind::max ? StencilFill::NegInf
+                                           : StencilFill::Zero;
+  return StencilFill::Zero;
+}
+
+LogicalResult kgraph::checkStencilGroup(FusedOp group) {
+  if (group.getNumResults() == 0)
+    return group.emitOpError("has no results to compute");
+  if (Pool2dOp pool = getLonePool(group)) {
+    if (!llvm::isa<FloatType>(pool.getInput().getType().getElementType()))
+      return pool.emitOpError("has no code generation for element type ")
+             << pool.getInput().getType().getElementType()
+             << ": stencil kernels compute floats";
+    return success();
+  }
+
+  // The grid: layout and N, H, W of the first conv2d or pool2d.
+  Block &body = group.getBody().front();
+  Operation *first = nullptr;
+  for (Operation &op : body.without_terminator())
+    if (llvm::isa<Conv2dOp, Pool2dOp>(op)) {
+      first = &op;
+      break;
+    }
+  if (!first)
+    return group.emitOpError("is not a stencil group: it has no kgraph.conv2d "
+                             "or kgraph.pool2d");
+  Layout layout = getOpLayout(first);
+  Dims4 grid = getDims(llvm::cast<ShapedType>(first->getOperand(0).getType()),
+                       layout);
+
+  DenseMap<Value, Operation *> fillReader;
+  for (Operation &op : body.without_terminator()) {
+    if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
+      bool onlyFilters = llvm::all_of(op.getUses(), [](OpOperand &use) {
+        return llvm::isa<Conv2dOp>(use.getOwner()) &&
+               use.getOperandNumber() == 1;
+      });
+      if (!dense || (!dense.isSplat() && !onlyFilters))
+        return op.emitOpError("only splat tensor constants (and conv2d "
+                              "filters) can be used inside a stencil group");
+      continue;
+    }
+    bool stencilOp = llvm::isa<Conv2dOp, Pool2dOp>(op);
+    if (!stencilOp && !isElementwiseOp(&op))
+      return op.emitOpError("cannot be part of a stencil group: only "
+                            "kgraph.conv2d, kgraph.pool2d and elementwise ops "
+                            "can");
+    if (stencilOp) {
+      if (getOpLayout(&op) != layout)
+        return op.emitOpError("layout differs from the stencil group's (")
+               << stringifyLayout(layout) << ")";
+      if (failed(checkStencilOp(&op)))
+        return failure();
+      // Positions outside the image are stored with the reader's padding
+      // value, so all readers of a value must agree on it.
+      Value in = op.getOperand(0);
+      auto [it, inserted] = fillReader.try_emplace(in, &op);
+      if (!inserted && getFill(it->second) != getFill(&op))
+        return op.emitOpError("reads a value that ")
+               << it->second->getName()
+               << " of the same group reads with other padding semantics "
+                  "(zero vs ignored); put them in separate groups";
+    }
+    for (Value result : op.getResults()) {
+      // A computed filter is diagnosed by its conv2d.
+      if (!result.use_empty() &&
+          llvm::all_of(result.getUses(), [](OpOperand &use) {
+            return llvm::isa<Conv2dOp>(use.getOwner()) &&
+                   use.getOperandNumber() == 1;
+          }))
+        continue;
+      auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.getRank() != 4)
+        return op.emitOpError("result must be 4-D in a stencil group, got ")
+               << result.getType();
+      Dims4 d = getDims(type, layout);
+      if (d.n != grid.n || d.h != grid.h || d.w != grid.w)
+        return op.emitOpError("result ")
+               << type << " does not match the stencil grid of the group (N "
+               << grid.n << ", H " << grid.h << ", W " << grid.w << ", "
+               << stringifyLayout(layout) << ")";
+      if (d.c > 4)
+        return op.emitOpError("result has ")
+               << d.c << " channels; values of a stencil group have at most 4";
+    }
+  }
+  for (Value v : group.getYield().getValues())
+    if (llvm::isa<BlockArgument>(v))
+      return group.emitOpError("stencil groups cannot yield a group input");
+  return success();
+}
+
+/// Channels of a 4-D value in `layout`.
+static int64_t getChannels(Value v, Layout layout) {
+  return getDims(llvm::cast<ShapedType>(v.getType()), layout).c;
+}
+
+StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
+  StencilPlan plan;
+  Block &body = group.getBody().front();
+  Pool2dOp lonePool = getLonePool(group);
+  for (Operation &op : body.without_terminator())
+    if (llvm::isa<Conv2dOp, Pool2dOp>(op)) {
+      plan.layout = getOpLayout(&op);
+      break;
+    }
+  Dims4 out = getDims(llvm::cast<ShapedType>(group.getResultTypes().front()),
+                      plan.layout);
+  plan.n = out.n;
+  plan.h = out.h;
+  plan.w = out.w;
+  if (lonePool) {
+    // Channels of a pool are independent: blocks of the largest divisor <= 4.
+    for (int64_t cb = 4; cb >= 1; --cb)
+      if (out.c % cb == 0) {
+        plan.channelBlock = cb;
+        break;
+      }
+    plan.numChannelBlocks = out.c / plan.channelBlock;
+  }
+  int64_t th = config.getTileH(), tw = config.getTileW();
+  int64_t rpt = config.getRowsPerThread();
+
+  // Region bounds [y0, y1) x [x0, x1) per value, found backwards.
+  struct Bounds {
+    int64_t scaleY = 1, scaleX = 1, y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+    bool set = false;
+  };
+  llvm::MapVector<Value, Bounds> bounds;
+  auto need = [&](Value v, int64_t scaleY, int64_t scaleX, int64_t y0,
+                  int64_t y1, int64_t x0, int64_t x1) {
+    Bounds &b = bounds[v];
+    if (!b.set) {
+      b = {scaleY, scaleX, y0, y1, x0, x1, true};
+      return;
+    }
+    b.y0 = std::min(b.y0, y0);
+    b.y1 = std::max(b.y1, y1);
+    b.x0 = std::min(b.x0, x0);
+    b.x1 = std::max(b.x1, x1);
+  };
+  for (Value v : group.getYield().getValues())
+    need(v, 1, 1, 0, th, 0, tw);
+  DenseSet<Value> materialized;
+  DenseMap<Value, StencilFill> fills;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>() || op.getNumResults() != 1)
+      continue;
+    auto it = bounds.find(op.getResult(0));
+    if (it == bounds.end())
+      continue; // dead
+    Bounds &r = it->second;
+    // Computed values are produced in strips of rows_per_thread rows.
+    if (llvm::isa<Conv2dOp, Pool2dOp>(op) || isElementwiseOp(&op))
+      r.y1 = r.y0 + llvm::alignTo(r.y1 - r.y0, rpt);
+    Bounds res = r; // `need` may invalidate `r`
+    if (llvm::isa<Conv2dOp, Pool2dOp>(op)) {
+      ArrayRef<int64_t> pad, strides;
+      int64_t kh, kw;
+      if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+        pad = conv.getPadding();
+        strides = conv.getStrides();
+        std::tie(kh, kw) = getConvKernel(conv);
+      } else {
+        auto pool = llvm::cast<Pool2dOp>(op);
+        pad = pool.getPadding();
+        strides = pool.getStrides();
+        kh = pool.getKernel()[0];
+        kw = pool.getKernel()[1];
+      }
+      int64_t sy = strides[0], sx = strides[1];
+      Value in = op.getOperand(0);
+      need(in, res.scaleY * sy, res.scaleX * sx, res.y0 * sy - pad[0],
+           (res.y1 - 1) * sy - pad[0] + kh, res.x0 * sx - pad[2],
+           (res.x1 - 1) * sx - pad[2] + kw);
+      materialized.insert(in);
+      fills[in] = getFill(&op);
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (!def->hasTrait<mlir::OpTrait::ConstantLike>())
+          need(operand, res.scaleY, res.scaleX, res.y0, res.y1, res.x0, res.x1);
+  }
+
+  // Materialized values in topological order: inputs, then body order.
+  SmallVector<Value> order;
+  for (Value arg : body.getArguments())
+    if (materialized.contains(arg))
+      order.push_back(arg);
+  for (Operation &op : body.without_terminator())
+    for (Value r : op.getResults())
+      if (bounds.count(r))
+        order.push_back(r);
+  int64_t offset = 0;
+  for (Value v : order) {
+    const Bounds &b = bounds[v];
+    StencilValue sv;
+    sv.scaleY = b.scaleY;
+    sv.scaleX = b.scaleX;
+    sv.y0 = b.y0;
+    sv.x0 = b.x0;
+    sv.rows = b.y1 - b.y0;
+    sv.cols = b.x1 - b.x0;
+    sv.channels = lonePool ? plan.channelBlock : getChannels(v, plan.layout);
+    sv.materialized = materialized.contains(v);
+    if (sv.materialized) {
+      sv.fill = fills.lookup(v);
+      sv.sharedOffset = offset;
+      offset += 4 * sv.channels * sv.rows * sv.cols;
+    }
+    plan.values.insert({v, sv});
+  }
+  plan.sharedMemoryBytes = offset;
+  plan.gridX = llvm::divideCeil(plan.w, tw);
+  plan.gridY = llvm::divideCeil(plan.h, th);
+  plan.gridZ = plan.n * plan.numChannelBlocks;
+  return plan;
+}
+
+LogicalResult kgraph::verifyStencilConfig(
+    FusedOp group, StencilConfigAttr config, const SMTarget &target,
+    function_ref<InFlightDiagnostic()> emitError) {
+  // (Threads per block are bounded by the attribute's verifier.)
+  StencilPlan plan = planStencilGroup(group, config);
+  if (plan.sharedMemoryBytes > target.sharedMemPerBlock)
+    return emitError() << "stencil tile " << config.getTileH() << "x"
+                       << config.getTileW() << " needs "
+                       << plan.sharedMemoryBytes
+                       << " bytes of shared memory; " << target.name
+                       << " allows " << target.sharedMemPerBlock
+                       << " per block";
+  if (plan.gridY > 65535 || plan.gridZ > 65535)
+    return emitError() << "stencil grid " << plan.gridX << " x " << plan.gridY
+                       << " x " << plan.gridZ
+                       << " exceeds 65535 blocks along y or z";
+  return success();
+}
+
+namespace {
+/// The model's numbers for one configuration.
+struct StencilEstimate {
+  double workPerPixel = 0; ///< taps and stores per output pixel (see top)
+  double waveEfficiency = 1;
+  double globalBytesPerPixel = 0;
+  double haloOverhead = 1; ///< computed positions / output positions
+};
+} // namespace
+
+static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
+                                       const StencilPlan &plan,
+                                       const SMTarget &target) {
+  StencilEstimate e;
+  double area = double(config.getTileH()) * config.getTileW();
+  double work = 0, computed = 0, outputs = 0;
+  Block &body = group.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1)
+      continue;
+    auto it = plan.values.find(op.getResult(0));
+    if (it == plan.values.end())
+      continue;
+    const StencilValue &r = it->second;
+    double region = double(r.rows) * r.cols;
+    double taps = r.channels;
+    if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+      auto [kh, kw] = getConvKernel(conv);
+      taps = double(r.channels) * getChannels(conv.getInput(), plan.layout) *
+             kh * kw;
+    } else if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
+      taps = double(r.channels) * pool.getKernel()[0] * pool.getKernel()[1];
+    }
+    work += region * taps;
+    if (r.materialized) {
+      work += region * r.channels;
+      computed += region;
+      outputs += area;
+    }
+  }
+  for (auto &[v, r] : plan.values)
+    if (r.materialized && llvm::isa<BlockArgument>(v)) {
+      double region = double(r.rows) * r.cols;
+      work += region * r.channels;
+      unsigned bytes =
+          llvm::cast<ShapedType>(v.getType()).getElementTypeBitWidth() / 8;
+      e.globalBytesPerPixel += region * r.channels * bytes / area;
+    }
+  // Group inputs read pointwise by elementwise ops: over the largest region
+  // of a reader.
+  DenseMap<Value, double> pointwise;
+  for (Operation &op : body.without_terminator()) {
+    if (!isElementwiseOp(&op))
+      continue;
+    auto it = plan.values.find(op.getResult(0));
+    if (it == plan.values.end())
+      continue;
+    for (Value operand : op.getOperands()) {
+      auto arg = llvm::dyn_cast<BlockArgument>(operand);
+      if (!arg || plan.values.count(arg))
+        continue;
+      auto type = llvm::cast<ShapedType>(arg.getType());
+      double bytes = double(it->second.rows) * it->second.cols *
+                     type.getNumElements() / (plan.n * plan.h * plan.w) *
+                     std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      pointwise[arg] = std::max(pointwise[arg], bytes / area);
+    }
+  }
+  for (auto &[arg, bytes] : pointwise)
+    e.globalBytesPerPixel += bytes;
+  for (Type t : group.getResultTypes())
+    e.globalBytesPerPixel +=
+        double(plan.channelBlock == 1 && plan.numChannelBlocks == 1
+                   ? getDims(llvm::cast<ShapedType>(t), plan.layout).c
+                   : plan.channelBlock) *
+        llvm::cast<ShapedType>(t).getElementTypeBitWidth() / 8;
+  // Per output pixel of the image: tiles hanging over its edge compute
+  // positions nobody stores.
+  e.workPerPixel =
+      work * double(plan.gridX * plan.gridY) / double(plan.h * plan.w);
+  e.haloOverhead = outputs > 0 ? computed / outputs : 1;
+  unsigned perSM = std::min<unsigned>(
+      target.blocksPerSMByThreads(config.getNumThreads()),
+      plan.sharedMemoryBytes
+          ? target.sharedMemPerSM / std::max<int64_t>(1, plan.sharedMemoryBytes)
+          : target.maxBlocksPerSM);
+  double resident = double(std::max(1u, perSM)) * target.numSMs;
+  double blocks = double(plan.gridX) * plan.gridY * plan.gridZ;
+  double waves = std::ceil(blocks / resident);
+  e.waveEfficiency = blocks / (waves * resident);
+  return e;
+}
+
+FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
+                                                         const SMTarget &target) {
+  MLIRContext *ctx = group.getContext();
+  StencilConfigAttr best;
+  double bestCost = 0;
+  for (int64_t th : {16, 32, 64})
+    for (int64_t tw : {32, 64, 128}) {
+      const int64_t threads = 256, rpt = 4;
+      int64_t bx = std::min<int64_t>(tw, 64);
+      auto config =
+          StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
+      StencilPlan plan = planStencilGroup(group, config);
+      // Two resident blocks per SM at least, so one block's barriers
+      // overlap with another's loads.
+      if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
+          2 * plan.sharedMemoryBytes > target.sharedMemPerSM ||
+          plan.gridY > 65535 || plan.gridZ > 65535)
+        continue;
+      StencilEstimate e = estimateStencil(group, config, plan, target);
+      double cost = e.workPerPixel / e.waveEfficiency;
+      // Prefer the smaller tile on (near) ties: less shared memory, more
+      // blocks in flight.
+      if (!best || cost < bestCost * 0.98) {
+        best = config;
+        bestCost = cost;
+      }
+    }
+  if (!best)
+    return failure();
+  return best;
+}
+
+std::string kgraph::describeStencilPlan(FusedOp group,
+                                        StencilConfigAttr config,
+                                        const SMTarget &target) {
+  StencilPlan plan = planStencilGroup(group, config);
+  StencilEstimate e = estimateStencil(group, config, plan, target);
+  return llvm::formatv("tile {0}x{1}, {2} threads, {3} B shared, grid "
+                       "{4}x{5}x{6}, {7:F2} global B/px, halo overhead "
+                       "{8:F2}, {9:F1} taps/px",
+                       config.getTileH(), config.getTileW(),
+                       config.getNumThreads(), plan.sharedMemoryBytes,
+                       plan.gridX, plan.gridY, plan.gridZ,
+                       e.globalBytesPerPixel, e.haloOverhead, e.workPerPixel)
+      .str();
+}

@@ -1,0 +1,76 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a report=true})' | FileCheck %s
+
+// The issue-5 edge chain on 8x1x4096x4096: blur 5x5, Sobel x/y, magnitude,
+// 3x3 max-pool non-maximum suppression. Halo 4 around the input, 3 around
+// the blur, 1 around the magnitude. 64x64 tiles: input 72x72, blur 72x70
+// (rows rounded to 4), magnitude 68x66, in f32:
+// 4 * (72*72 + 72*70 + 68*66) = 59424 bytes; 4 * 72*72/4096 + 4 = 9.06
+// bytes read and written per pixel plus the filter taps.
+// CHECK-LABEL: func @edges_4096
+// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 64, block_y = 4, rows_per_thread = 4>
+func.func @edges_4096(%img: tensor<8x1x4096x4096xf32>, %g: tensor<1x1x5x5xf32>, %sx: tensor<1x1x3x3xf32>, %sy: tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
+  // expected-remark @+1 {{stencil tile 64x64, 256 threads, 59424 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.15, 70.6 taps/px}}
+  %r = kgraph.fused (%img, %g, %sx, %sy) : (tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
+  ^bb0(%x: tensor<8x1x4096x4096xf32>, %gw: tensor<1x1x5x5xf32>, %wx: tensor<1x1x3x3xf32>, %wy: tensor<1x1x3x3xf32>):
+    %b = kgraph.conv2d %x, %gw padding = [2, 2, 2, 2] : tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32> -> tensor<8x1x4096x4096xf32>
+    %gx = kgraph.conv2d %b, %wx padding = [1, 1, 1, 1] : tensor<8x1x4096x4096xf32>, tensor<1x1x3x3xf32> -> tensor<8x1x4096x4096xf32>
+    %gy = kgraph.conv2d %b, %wy padding = [1, 1, 1, 1] : tensor<8x1x4096x4096xf32>, tensor<1x1x3x3xf32> -> tensor<8x1x4096x4096xf32>
+    %gx2 = kgraph.mul %gx, %gx : tensor<8x1x4096x4096xf32>, tensor<8x1x4096x4096xf32>
+    %gy2 = kgraph.mul %gy, %gy : tensor<8x1x4096x4096xf32>, tensor<8x1x4096x4096xf32>
+    %s = kgraph.add %gx2, %gy2 : tensor<8x1x4096x4096xf32>, tensor<8x1x4096x4096xf32>
+    %m = kgraph.sqrt %s : tensor<8x1x4096x4096xf32>
+    %p = kgraph.pool2d max %m kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<8x1x4096x4096xf32>
+    %eq = kgraph.compare eq, %m, %p : tensor<8x1x4096x4096xf32>, tensor<8x1x4096x4096xf32>
+    %t = arith.constant dense<0.1> : tensor<f32>
+    %gt = kgraph.compare gt, %m, %t : tensor<8x1x4096x4096xf32>, tensor<f32>
+    %z = arith.constant dense<0.0> : tensor<f32>
+    %s1 = kgraph.select %gt, %m, %z : tensor<8x1x4096x4096xi1>, tensor<8x1x4096x4096xf32>, tensor<f32>
+    %o = kgraph.select %eq, %s1, %z : tensor<8x1x4096x4096xi1>, tensor<8x1x4096x4096xf32>, tensor<f32>
+    kgraph.yield %o : tensor<8x1x4096x4096xf32>
+  }
+  return %r : tensor<8x1x4096x4096xf32>
+}
+
+// -----
+
+// A lone pool2d of any stride is a one-op stencil group; its channels are
+// split in blocks of 4 (grid z = 2 images x 8 channel blocks).
+// CHECK-LABEL: func @pool_stride2
+// CHECK: kgraph.fused{{.*}}kgraph.config = #kgraph.stencil_config<tile_h = 16, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>
+func.func @pool_stride2(%x: tensor<2x32x56x56xf16>) -> tensor<2x32x28x28xf16> {
+  // expected-remark @+1 {{stencil tile 16x32, 256 threads, 34320 B shared, grid 1x2x16}}
+  %0 = kgraph.pool2d max %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<2x32x56x56xf16>
+  return %0 : tensor<2x32x28x28xf16>
+}
+
+// -----
+
+// A lone stencil conv2d (stride 1, same size, <= 4 channels) takes the
+// stencil kernel; a wider one stays an implicit GEMM.
+// CHECK-LABEL: func @lone_convs
+// CHECK: #kgraph.stencil_config
+// CHECK: #kgraph.matmul_config
+func.func @lone_convs(%x: tensor<1x3x64x64xf32>, %w: tensor<4x3x3x3xf32>, %w8: tensor<8x3x3x3xf32>) -> (tensor<1x4x64x64xf32>, tensor<1x8x64x64xf32>) {
+  // expected-remark @+1 {{stencil tile}}
+  %0 = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : tensor<1x3x64x64xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x64x64xf32>
+  // expected-remark @+1 {{conv2d}}
+  %1 = kgraph.conv2d %x, %w8 padding = [1, 1, 1, 1] : tensor<1x3x64x64xf32>, tensor<8x3x3x3xf32> -> tensor<1x8x64x64xf32>
+  return %0, %1 : tensor<1x4x64x64xf32>, tensor<1x8x64x64xf32>
+}
+
+// -----
+
+// A pinned configuration is validated and kept.
+// CHECK-LABEL: func @pinned
+// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 128, block_x = 128, block_y = 1, rows_per_thread = 2>
+func.func @pinned(%x: tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
+  // expected-remark @+1 {{stencil tile 8x128, 128 threads}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 128, block_x = 128, block_y = 1, rows_per_thread = 2>} : (tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
+  ^bb0(%a: tensor<1x1x100x300xf32>):
+    %p = kgraph.pool2d avg %a kernel = [5, 5] padding = [2, 2, 2, 2] : tensor<1x1x100x300xf32>
+    %r = kgraph.relu %p : tensor<1x1x100x300xf32>
+    kgraph.yield %r : tensor<1x1x100x300xf32>
+  }
+  return %0 : tensor<1x1x100x300xf32>
+}
