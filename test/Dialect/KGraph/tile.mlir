@@ -68,7 +68,7 @@ func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
 // pooling by tile-stencil.mlir, reductions by tile-reduce.mlir; the
 // data-movement ops have no kernel yet.
 func.func @transpose(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'kgraph.transpose' op has no code generation for sm_{{.*}} yet: kgraph lowers elementwise, matmul, conv2d, pool2d and reduce groups}}
+  // expected-error @+1 {{'kgraph.transpose' op has no code generation for}}
   %0 = kgraph.transpose %x, permutation = [1, 0] : tensor<4x8xf32>
   return %0 : tensor<8x4xf32>
 }
