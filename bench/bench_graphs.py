@@ -39,6 +39,10 @@ def main(argv=None):
     ap.add_argument("--filter", default=None, help="only cases matching RX")
     ap.add_argument("--no-compile", action="store_true",
                     help="leave torch.compile out")
+    ap.add_argument("--no-cudnn-benchmark", action="store_true",
+                    help="leave torch.backends.cudnn.benchmark off (default: "
+                         "on, so torch's convolutions get cuDNN's fastest "
+                         "algorithm for each shape)")
     args = ap.parse_args(argv)
 
     import torch
@@ -54,6 +58,8 @@ def main(argv=None):
     method = benchlib.resolve_method(args.method)
     timer = benchlib.timer_of(method)
     benchlib.print_device(torch, manifest)
+    torch.backends.cudnn.benchmark = not args.no_cudnn_benchmark
+    print(f"torch.backends.cudnn.benchmark = {torch.backends.cudnn.benchmark}")
     dev = torch.device("cuda")
 
     # Copy bandwidth: 1 GiB read + 1 GiB written.
@@ -115,6 +121,7 @@ def main(argv=None):
             print(f"  {row['wrong']}")
     errors = [r["case"] for r in rows if "error" in r]
     benchlib.write_json({"target": manifest.get("target"), "method": method,
+                         "cudnn_benchmark": torch.backends.cudnn.benchmark,
                          "copy_gbps": copy_bw, "rows": rows, "wrong": wrong,
                          "errors": errors}, args.json, "bench_graphs.json")
     return 1 if wrong or errors else 0

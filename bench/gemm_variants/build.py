@@ -8,12 +8,15 @@ bench/RESULTS.md, "GEMM variants").
     ncu ... python3 bench/gemm_variants/one.py OUT_DIR NAME     # one kernel, 4096^3 f16
 
 Each case: (name, batch, M, N, K, transpose_a, transpose_b, input type,
-output type, (tile_m, tile_n, tile_k, warps_m, warps_n, stages)).
+output type, (tile_m, tile_n, tile_k, warps_m, warps_n, stages)); wgmma
+cases add (instruction N, group_m) to the tile tuple.
 """
 import sys, os, subprocess, json
 out = sys.argv[1]; K = sys.argv[2]
 os.makedirs(out, exist_ok=True)
 cfg = "#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, warps_n = {wn}, stages = {st}, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = {lw}, smem_padding = 8>"
+# wgmma variants: tile (tm, tn, tk, wm, wn, st, instruction N, group_m).
+wgcfg = "#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, warps_n = {wn}, stages = {st}, instruction = wgmma, instruction_shape = [64, {inn}, 16], load_width = {lw}, smem_padding = 0, group_m = {gm}>"
 cases = [
  # name, B, M, N, K, ta, tb, in, out, tile
  ("nn_256", 0, 256, 256, 256, 0, 0, "f16", "f32", (128,128,32,2,2,3)),
@@ -31,9 +34,23 @@ cases = [
  ("perf4096_256x128_w8", 0, 4096, 4096, 4096, 0, 0, "f16", "f32", (256,128,32,2,4,3)),
  ("perf4096_256x256_w16", 0, 4096, 4096, 4096, 0, 0, "f16", "f32", (256,256,32,4,4,2)),
  ("perf4096_256x128_w16k64", 0, 4096, 4096, 4096, 0, 0, "f16", "f32", (256,128,64,4,4,2)),
+ # wgmma (sm_90a): block rasterization (group_m) and tile shapes.
+ ("wg_odd_g3", 0, 1000, 700, 320, 0, 0, "f16", "f16", (128,128,64,8,1,3,128,3)),
+ ("wg_odd_g8", 0, 1800, 1000, 256, 0, 0, "bf16", "f32", (128,256,64,4,2,4,128,8)),
+ ("perfwg8192_128x256_g1", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,1)),
+ ("perfwg8192_128x256_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,8)),
+ ("perfwg8192_128x256_g16", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,16)),
+ ("perfwg8192_128x256_g32", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,32)),
+ ("perfwg8192_128x128_s3_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,128,64,8,1,3,128,8)),
+ ("perfwg8192_256x128_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,8)),
+ ("perfwg8192_128x256_s3_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,3,128,8)),
+ ("perfwg4096_128x256_g1", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,1)),
+ ("perfwg4096_128x256_g8", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,8)),
+ ("perfwg4096_128x256_g16", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,16)),
 ]
 man = []
-for name, B, M, N, Kd, ta, tb, ti, to, (tm, tn, tk, wm, wn, st) in cases:
+for name, B, M, N, Kd, ta, tb, ti, to, tile in cases:
+    tm, tn, tk, wm, wn, st = tile[:6]
     def shp(a, b):
         return ([B] if B else []) + [a, b]
     A = shp(Kd, M) if ta else shp(M, Kd)
@@ -50,7 +67,11 @@ for name, B, M, N, Kd, ta, tb, ti, to, (tm, tn, tk, wm, wn, st) in cases:
         while n % w: w //= 2
         return w
     lw = min(lwfor(M if ta else Kd), lwfor(Kd if tb else N))
-    c = cfg.format(tm=tm, tn=tn, tk=tk, wm=wm, wn=wn, st=st, lw=lw)
+    if len(tile) > 6:
+        c = wgcfg.format(tm=tm, tn=tn, tk=tk, wm=wm, wn=wn, st=st, lw=lw,
+                         inn=tile[6], gm=tile[7])
+    else:
+        c = cfg.format(tm=tm, tn=tn, tk=tk, wm=wm, wn=wn, st=st, lw=lw)
     mlir = f'''module attributes {{kgraph.target = "sm_90a"}} {{
 func.func @main(%a: {t(A,ti)}, %b: {t(Bm,ti)}) -> {t(C,to)} {{
   %0 = kgraph.fused (%a, %b) {{kgraph.config = {c}}} : ({t(A,ti)}, {t(Bm,ti)}) -> {t(C,to)} {{

@@ -33,9 +33,10 @@ def load_case_generator(name):
 
 
 def as_bytes(t):
-    """The bytes of ``t`` (contiguous) on the CPU."""
+    """The bytes of ``t`` (contiguous) on the CPU; a 0-d tensor is viewed
+    as one element first (torch cannot reinterpret 0-d tensors)."""
     import torch
-    return t.contiguous().view(torch.uint8).cpu()
+    return t.contiguous().reshape(-1).view(torch.uint8).cpu()
 
 
 def poisoned_output(spec, poison, device, guard, torch_dtypes):

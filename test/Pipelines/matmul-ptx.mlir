@@ -54,13 +54,14 @@
 // WGMMA: wgmma.wait_group.sync.aligned 0
 // WGMMA: st.global.v2.b32
 
-// The sm_90a launch: 16 x 32 blocks of 2 warpgroups, 4 stages of
-// (128 x 64 + 64 x 256) f16 plus 1024 bytes of alignment slack.
+// The sm_90a launch: 512 blocks of 2 warpgroups on a linear grid (grouped
+// rasterization), 4 stages of (256 x 64 + 64 x 128) f16 plus 1024 bytes of
+// alignment slack.
 // PLAN90: "block": [
 // PLAN90-NEXT: 256,
 // PLAN90: "grid": [
-// PLAN90-NEXT: 16,
-// PLAN90-NEXT: 32,
+// PLAN90-NEXT: 512,
+// PLAN90-NEXT: 1,
 // PLAN90-NEXT: 1
 // PLAN90: "shared_bytes": 197632
 func.func @main(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {

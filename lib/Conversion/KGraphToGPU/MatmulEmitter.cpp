@@ -166,6 +166,13 @@ static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Whether the blocks of one GEMM are numbered along grid x only (see
+/// getGemmLaunchShape).
+static bool isLinearGrid(const GemmProblem &p, MatmulConfigAttr config) {
+  return config.getGroupM() > 1 ||
+         ceilDiv(p.m, config.getTileM()) > kMaxGridY;
+}
+
 /// Dynamic shared memory of the kernel: `stages` A and B tiles.
 static int64_t getSharedMemoryBytes(const GemmProblem &p,
                                     MatmulConfigAttr config) {
@@ -190,9 +197,10 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   shape.gridX = ceilDiv(p.n, config.getTileN());
   shape.gridY = ceilDiv(p.m, config.getTileM());
   shape.gridZ = p.batch;
-  // grid.y is limited to 65535 blocks (grid.x to 2^31 - 1): past that the
-  // (N tile, M tile) pairs are linearized over grid.x, N tiles fastest.
-  if (shape.gridY > kMaxGridY) {
+  // Grouped rasterization (group_m > 1) numbers the blocks of one GEMM
+  // along grid x; so does a grid past grid.y's limit of 65535 blocks (grid.x
+  // allows 2^31 - 1). The kernel decodes the (M tile, N tile) pair.
+  if (isLinearGrid(p, config)) {
     shape.gridX *= shape.gridY;
     shape.gridY = 1;
   }
@@ -253,7 +261,7 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
     return op->emitOpError("needs ")
            << p.batch << " GEMMs (batch or conv2d groups) in grid z; at most "
            << kMaxGridZ;
-  if (tilesM > kMaxGridY && tilesN * tilesM > kMaxGridX)
+  if (isLinearGrid(p, config) && tilesN * tilesM > kMaxGridX)
     return op->emitOpError("needs ")
            << tilesN * tilesM << " blocks per GEMM; at most " << kMaxGridX;
   int64_t smem = getSharedMemoryBytes(p, config);
@@ -1030,11 +1038,26 @@ LogicalResult MatmulKernelBuilder::build() {
   Value warp = im.div(tid, 32);
   std::tie(warpRow, warpCol) = mma->warpOrigin(im, warp, config);
   Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  int64_t tilesN = ceilDiv(p.n, tn);
-  if (ceilDiv(p.m, tm) > kMaxGridY) {
-    // Linearized grid (see getGemmLaunchShape).
-    colBase = im.mul(im.rem(blockX, tilesN), tn);
-    rowBase = im.mul(im.div(blockX, tilesN), tm);
+  int64_t tilesN = ceilDiv(p.n, tn), tilesM = ceilDiv(p.m, tm);
+  if (isLinearGrid(p, config)) {
+    // Block b of the linear grid: bands of G = group_m M tiles, each walked
+    // N tile by N tile with the G (or fewer, in the last band) M tiles of
+    // one N tile consecutive.
+    int64_t g = std::min(config.getGroupM(), tilesM);
+    int64_t perBand = g * tilesN;
+    Value band = im.div(blockX, perBand);
+    Value inBand = im.rem(blockX, perBand);
+    Value firstM = im.mul(band, g);
+    Value rowsInBand;
+    if (tilesM % g == 0)
+      rowsInBand = im.c(g);
+    else
+      rowsInBand = im.minu(im.sub(im.c(tilesM), firstM), im.c(g));
+    Value tileRow = im.add(firstM, arith::RemUIOp::create(b, loc, inBand,
+                                                           rowsInBand));
+    Value tileCol = arith::DivUIOp::create(b, loc, inBand, rowsInBand);
+    rowBase = im.mul(tileRow, tm);
+    colBase = im.mul(tileCol, tn);
   } else {
     colBase = im.mul(blockX, tn);
     rowBase = im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tm);

@@ -93,3 +93,28 @@ func.func @tall(%a: tensor<2200000x32xf16>, %b: tensor<32x16xf16>) -> tensor<220
   }
   return %0 : tensor<2200000x16xf32>
 }
+
+// -----
+
+// Grouped rasterization: group_m = 3 over 8 M tiles x 2 N tiles: a linear
+// grid of 16 blocks; band = b / 6, the last band holds min(8 - 3 band, 3) M
+// tiles, and the M tile varies fastest inside a band.
+// CHECK-LABEL: func.func @grouped
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: gpu.launch_func @kgraph_kernels::@grouped_k0 blocks in (%[[C16]], %{{.*}}, %{{.*}})
+// CHECK: gpu.func @grouped_k0
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK-DAG: %[[BAND:.*]] = arith.divui %[[BX]], %{{.*}} : index
+// CHECK-DAG: %[[IN:.*]] = arith.remui %[[BX]], %{{.*}} : index
+// CHECK: %[[ROWS:.*]] = arith.minui
+// CHECK-DAG: arith.remui %[[IN]], %[[ROWS]] : index
+// CHECK-DAG: arith.divui %[[IN]], %[[ROWS]] : index
+// CHECK-NOT: gpu.block_id y
+func.func @grouped(%a: tensor<1000x64xf16>, %b: tensor<64x256xf16>) -> tensor<1000x256xf32> {
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, group_m = 3>} : (tensor<1000x64xf16>, tensor<64x256xf16>) -> tensor<1000x256xf32> {
+  ^bb0(%x: tensor<1000x64xf16>, %y: tensor<64x256xf16>):
+    %r = kgraph.matmul %x, %y : tensor<1000x64xf16>, tensor<64x256xf16> -> tensor<1000x256xf32>
+    kgraph.yield %r : tensor<1000x256xf32>
+  }
+  return %0 : tensor<1000x256xf32>
+}

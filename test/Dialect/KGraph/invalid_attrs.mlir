@@ -170,3 +170,10 @@ func.func @stencil_rows() attributes {kgraph.config = #kgraph.stencil_config<til
 func.func @stencil_rows_divide() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 30, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{group_m must be positive, got 0}}
+func.func @group_m_zero() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, group_m = 0>} {
+  return
+}

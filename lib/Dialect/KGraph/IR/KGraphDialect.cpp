@@ -84,7 +84,9 @@ LogicalResult MatmulConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,
     MmaKind instruction, ArrayRef<int64_t> shape, int64_t loadWidth,
-    int64_t smemPadding) {
+    int64_t smemPadding, int64_t groupM) {
+  if (groupM < 1)
+    return emitError() << "group_m must be positive, got " << groupM;
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)
     return emitError() << "tile sizes must be positive, got [" << tileM << ", "
                        << tileN << ", " << tileK << "]";

@@ -177,18 +177,19 @@ struct Tiling {
   MmaKind kind;
   int64_t instM, instN, instK;
   int64_t loadWidth, smemPadding;
+  int64_t groupM = 1;
 
   static Tiling fromAttr(MatmulConfigAttr c) {
     ArrayRef<int64_t> s = c.getInstructionShape();
-    return {
-        c.getTileM(),  c.getTileN(),  c.getTileK(),       c.getWarpsM(),
-        c.getWarpsN(), c.getStages(), c.getInstruction(), s[0],
-        s[1],          s[2],          c.getLoadWidth(),   c.getSmemPadding()};
+    return {c.getTileM(),  c.getTileN(),  c.getTileK(),
+            c.getWarpsM(), c.getWarpsN(), c.getStages(),
+            c.getInstruction(), s[0], s[1], s[2], c.getLoadWidth(),
+            c.getSmemPadding(), c.getGroupM()};
   }
   MatmulConfigAttr toAttr(MLIRContext *ctx) const {
     return MatmulConfigAttr::get(ctx, tileM, tileN, tileK, warpsM, warpsN,
                                  stages, kind, {instM, instN, instK}, loadWidth,
-                                 smemPadding);
+                                 smemPadding, groupM);
   }
   int64_t warps() const { return warpsM * warpsN; }
   int64_t warpTileM() const { return tileM / warpsM; }
@@ -591,6 +592,10 @@ static std::optional<MmaShape> wgmmaShape(const MatmulProblem &p,
 // Search
 //===----------------------------------------------------------------------===//
 
+/// M tiles per band of grouped rasterization (#kgraph.matmul_config's
+/// group_m) when the model uses it.
+static constexpr int64_t kRasterGroupM = 8;
+
 FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
                                                        const MatmulProblem &p,
                                                        const SMTarget &target,
@@ -695,7 +700,10 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   // kTimeTolerance of the fastest counts as equally fast, and the key below
   // picks among them. More stages first (slack against latency spikes the
   // mean-latency model does not see), then less global + shared-memory time
-  // (slack behind the binding limit), a larger block tile, less shared
+  // (slack behind the binding limit), a larger block tile, for wgmma wider
+  // instructions and then the taller of two equal tiles (measured on the
+  // H200, f16 8192^3 with group_m = 8: 256x128 549 TFLOP/s against 519 for
+  // 128x256, both two warpgroups of 128x128), less shared
   // memory, fewer warps; enumeration order settles the rest.
   double fastest = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates)
@@ -706,7 +714,9 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
     const MatmulEstimate &e = c.estimate;
     return std::make_tuple(
         -t.stages, std::llround(e.globalCycles + e.sharedCycles),
-        -t.tileM * t.tileN, e.resources.sharedMemoryBytes, t.warps());
+        -t.tileM * t.tileN, t.kind == MmaKind::wgmma ? -t.instN : 0,
+        t.kind == MmaKind::wgmma ? -t.tileM : 0,
+        e.resources.sharedMemoryBytes, t.warps());
   };
   for (const Candidate &c : candidates) {
     if (c.estimate.cycles > fastest * (1 + kTimeTolerance))
@@ -714,7 +724,19 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
     if (!best || key(c) < key(*best))
       best = &c;
   }
-  return best->tiling.toAttr(ctx);
+  Tiling chosen = best->tiling;
+  // Grouped rasterization once the grid takes more than one wave: blocks
+  // resident together then share A and B panels in L2. Measured for wgmma
+  // kernels on the H200 (bench/RESULTS.md, f16 128x256 tiles): 8192^3 495
+  // TFLOP/s without, 519 with group_m = 8 (527 with 16); 4096^3 510 -> 522.
+  int64_t tilesM = ceilDiv(p.m, chosen.tileM);
+  int64_t tilesN = ceilDiv(p.n, chosen.tileN);
+  int64_t resident = int64_t(target.numSMs) *
+                     std::max<int64_t>(1, best->estimate.occupancy.blocksPerSM);
+  if (chosen.kind == MmaKind::wgmma && tilesM > kRasterGroupM &&
+      tilesM * tilesN > resident)
+    chosen.groupM = kRasterGroupM;
+  return chosen.toAttr(ctx);
 }
 
 FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MatmulOp op,

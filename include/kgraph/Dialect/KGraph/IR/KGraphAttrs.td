@@ -118,6 +118,12 @@ def KGraph_MatmulConfigAttr
       f16 copies; 1 when rows are not 16-byte aligned).
     - `smem_padding`: elements added to each shared-memory row so that
       `ldmatrix` and the copies are free of bank conflicts.
+    - `group_m` (optional, default 1): block rasterization. With 1, blocks
+      run along N first (grid x over N tiles, y over M tiles). With G > 1,
+      the grid is one-dimensional and consecutive blocks walk a band of G
+      M tiles column by column, so the blocks resident at one time share
+      their A and B panels in L2 (for GEMMs whose operands do not fit in
+      L2).
 
     Example:
     ```mlir
@@ -134,13 +140,15 @@ def KGraph_MatmulConfigAttr
                         "int64_t":$stages,
                         EnumParameter<KGraph_MmaKind>:$instruction,
                         ArrayRefParameter<"int64_t">:$instruction_shape,
-                        "int64_t":$load_width, "int64_t":$smem_padding);
+                        "int64_t":$load_width, "int64_t":$smem_padding,
+                        DefaultValuedParameter<"int64_t", "1">:$group_m);
   let assemblyFormat = [{
     `<` `tile_m` `=` $tile_m `,` `tile_n` `=` $tile_n `,` `tile_k` `=` $tile_k
     `,` `warps_m` `=` $warps_m `,` `warps_n` `=` $warps_n `,` `stages` `=` $stages
     `,` `instruction` `=` $instruction
     `,` `instruction_shape` `=` `[` $instruction_shape `]`
-    `,` `load_width` `=` $load_width `,` `smem_padding` `=` $smem_padding `>`
+    `,` `load_width` `=` $load_width `,` `smem_padding` `=` $smem_padding
+    (`,` `group_m` `=` $group_m^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
