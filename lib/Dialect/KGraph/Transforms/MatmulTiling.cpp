@@ -596,6 +596,20 @@ static std::optional<MmaShape> wgmmaShape(const MatmulProblem &p,
 /// group_m) when the model uses it.
 static constexpr int64_t kRasterGroupM = 8;
 
+/// Grouped rasterization (group_m = kRasterGroupM) for wgmma grids of more
+/// than one wave: blocks resident together then share A and B panels in L2.
+/// Measured on the H200 (bench/RESULTS.md, f16 128x256 wgmma tiles): 8192^3
+/// 495 TFLOP/s without, 519 with group_m = 8 (527 with 16); 4096^3 510 ->
+/// 522.
+static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
+                              const MatmulProblem &p, const SMTarget &target) {
+  int64_t tilesM = ceilDiv(p.m, t.tileM), tilesN = ceilDiv(p.n, t.tileN);
+  int64_t resident =
+      int64_t(target.numSMs) * std::max<int64_t>(1, e.occupancy.blocksPerSM);
+  return t.kind == MmaKind::wgmma && tilesM > kRasterGroupM &&
+         p.batch * tilesM * tilesN > resident;
+}
+
 FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
                                                        const MatmulProblem &p,
                                                        const SMTarget &target,
@@ -700,22 +714,23 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   // kTimeTolerance of the fastest counts as equally fast, and the key below
   // picks among them. More stages first (slack against latency spikes the
   // mean-latency model does not see), then less global + shared-memory time
-  // (slack behind the binding limit), a larger block tile, for wgmma wider
-  // instructions and then the taller of two equal tiles (measured on the
-  // H200, f16 8192^3 with group_m = 8: 256x128 549 TFLOP/s against 519 for
-  // 128x256, both two warpgroups of 128x128), less shared
-  // memory, fewer warps; enumeration order settles the rest.
+  // (slack behind the binding limit), a larger block tile, for wgmma grids
+  // of more than one wave (grouped rasterization, below) the taller of two
+  // equal tiles, less shared memory, fewer warps; enumeration order settles
+  // the rest. Taller tiles measured on the H200: f16 8192^3 with group_m = 8
+  // 256x128 549 TFLOP/s against 519 for 128x256 (both two warpgroups of
+  // 128x128); but a one-wave grid (ResNet 1x1 conv, M 12544, N 256, K 1024)
+  // ran 0.027 ms with 128x256 against 0.038 ms with 256x128.
   double fastest = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates)
     fastest = std::min(fastest, c.estimate.cycles);
   const Candidate *best = nullptr;
-  auto key = [](const Candidate &c) {
+  auto key = [&](const Candidate &c) {
     const Tiling &t = c.tiling;
     const MatmulEstimate &e = c.estimate;
     return std::make_tuple(
         -t.stages, std::llround(e.globalCycles + e.sharedCycles),
-        -t.tileM * t.tileN, t.kind == MmaKind::wgmma ? -t.instN : 0,
-        t.kind == MmaKind::wgmma ? -t.tileM : 0,
+        -t.tileM * t.tileN, usesGroupedRaster(t, e, p, target) ? -t.tileM : 0,
         e.resources.sharedMemoryBytes, t.warps());
   };
   for (const Candidate &c : candidates) {
@@ -725,16 +740,7 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
       best = &c;
   }
   Tiling chosen = best->tiling;
-  // Grouped rasterization once the grid takes more than one wave: blocks
-  // resident together then share A and B panels in L2. Measured for wgmma
-  // kernels on the H200 (bench/RESULTS.md, f16 128x256 tiles): 8192^3 495
-  // TFLOP/s without, 519 with group_m = 8 (527 with 16); 4096^3 510 -> 522.
-  int64_t tilesM = ceilDiv(p.m, chosen.tileM);
-  int64_t tilesN = ceilDiv(p.n, chosen.tileN);
-  int64_t resident = int64_t(target.numSMs) *
-                     std::max<int64_t>(1, best->estimate.occupancy.blocksPerSM);
-  if (chosen.kind == MmaKind::wgmma && tilesM > kRasterGroupM &&
-      tilesM * tilesN > resident)
+  if (usesGroupedRaster(chosen, best->estimate, p, target))
     chosen.groupM = kRasterGroupM;
   return chosen.toAttr(ctx);
 }
