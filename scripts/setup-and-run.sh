@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine: install, build, and compile the shipped
-# examples to PTX and launch plans (README command 1).
+# examples with fusion (kgraph-opt --fuse --tile=<target>) to PTX and launch
+# plans (README command 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KGRAPH_BUILD_DIR:-$root/build}
@@ -14,7 +15,7 @@ for example in "$root"/examples/*/*.mlir; do
   name=$(basename "$example" .mlir)
   for target in sm_80 sm_90a; do
     ptx=$out/$name.$target.ptx
-    "$build/bin/kgraph-opt" --tile=$target "$example" -o "$ptx"
+    "$build/bin/kgraph-opt" --fuse --tile=$target "$example" -o "$ptx"
     kernels=$(grep -c '^\.visible \.entry' "$ptx")
     line="$name ($target): $kernels kernels -> $ptx, plan ${ptx%.ptx}.plan.json"
     if [ -x "$ptxas" ]; then
@@ -27,4 +28,5 @@ done
 echo
 echo "Run a plan on a GPU from Python:"
 echo "  PYTHONPATH=$root/python python3 -c \"import kgraph, torch; p = kgraph.load('$out/chain.sm_90a.plan.json'); ...\""
-echo "(docs/runtime.md). Stages: kgraph-opt --tile=sm_80 --emit=tiled|gpu|nvvm <file> prints the IR."
+echo "(docs/runtime.md). Stages: kgraph-opt --fuse --tile=sm_80 --emit=tiled|gpu|nvvm <file> prints the IR;"
+echo "--fuse-report says which ops fused into each kernel and why others were left alone (docs/fusion.md)."

@@ -1,9 +1,10 @@
 // An elementwise chain with broadcasting: out = gelu(x * 1.5 + bias) * y + z,
 // the chain of ../shared/docs/h200-anchors.md with a per-column bias.
 //
-//   kgraph-opt --tile=sm_80 examples/elementwise/chain.mlir -o chain.ptx
+//   kgraph-opt --fuse --tile=sm_80 examples/elementwise/chain.mlir -o chain.ptx
 //
-// writes chain.ptx (one kernel per op until fusion lands) and chain.plan.json.
+// writes chain.ptx (one kernel for the five ops; five without --fuse) and
+// chain.plan.json.
 func.func @main(%x: tensor<4096x4096xf32>, %bias: tensor<4096xf32>,
                 %y: tensor<4096x4096xf32>, %z: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %scale = arith.constant dense<1.5> : tensor<1xf32>
