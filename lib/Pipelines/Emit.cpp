@@ -54,6 +54,54 @@ static FailureOr<int64_t> constantDim(Value v) {
   return failure();
 }
 
+/// The "tensor_maps" argument of `launch` from the host's description
+/// `maps` (getGemmTensorMaps): each map's `arg` is a kernel operand, which
+/// must be a plan buffer.
+static FailureOr<llvm::json::Object>
+tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
+              const DenseMap<Value, int64_t> &bufferIds) {
+  auto ints = [](Attribute a) {
+    llvm::json::Array out;
+    if (auto array = llvm::dyn_cast_if_present<ArrayAttr>(a))
+      for (Attribute e : array)
+        if (auto i = llvm::dyn_cast<IntegerAttr>(e))
+          out.push_back(i.getInt());
+    return out;
+  };
+  auto str = [](DictionaryAttr d, StringRef name) {
+    auto s = d.getAs<StringAttr>(name);
+    return s ? s.getValue().str() : std::string();
+  };
+  ValueRange operands = launch.getKernelOperands();
+  llvm::json::Array out;
+  for (Attribute a : maps) {
+    auto d = llvm::dyn_cast<DictionaryAttr>(a);
+    auto arg = d ? d.getAs<IntegerAttr>("arg") : IntegerAttr();
+    if (!arg || arg.getInt() < 0 || arg.getInt() >= int64_t(operands.size()))
+      return emitError(launch.getLoc(), "malformed tensor map description");
+    auto it = bufferIds.find(operands[arg.getInt()]);
+    if (it == bufferIds.end())
+      return emitError(launch.getLoc(), "tensor map of a kernel operand that "
+                                        "is not a plan buffer");
+    llvm::json::Array box = ints(d.get("box"));
+    llvm::json::Array elementStrides;
+    for (size_t i = 0; i < box.size(); ++i)
+      elementStrides.push_back(1);
+    out.push_back(llvm::json::Object{
+        {"buffer", it->second},
+        {"dtype", str(d, "dtype")},
+        {"dims", ints(d.get("dims"))},
+        {"strides", ints(d.get("strides"))},
+        {"box", std::move(box)},
+        {"element_strides", std::move(elementStrides)},
+        {"swizzle", str(d, "swizzle")},
+        {"interleave", str(d, "interleave")},
+        {"l2_promotion", str(d, "l2_promotion")},
+        {"oob_fill", str(d, "oob_fill")}});
+  }
+  return llvm::json::Object{{"kind", "tensor_maps"}, {"maps", std::move(out)}};
+}
+
 LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
                                      StringRef planPath) {
   // The host function: the one that launches kernels.
@@ -125,6 +173,10 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
       addBuffer(arg, "input", inputIndex++, dtype);
   }
   host.walk([&](memref::AllocOp alloc) {
+    // Tensor maps are not a buffer of the plan: the runtime builds them
+    // (a "tensor_maps" argument).
+    if (alloc->hasAttr(kTensorMapsAttrName))
+      return;
     addBuffer(alloc, "intermediate", std::nullopt,
               alloc->getAttr(kDtypeAttrName));
   });
@@ -149,6 +201,16 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
     }
     llvm::json::Array args;
     for (Value operand : launch.getKernelOperands()) {
+      if (auto alloc = operand.getDefiningOp<memref::AllocOp>()) {
+        if (auto maps = alloc->getAttrOfType<ArrayAttr>(kTensorMapsAttrName)) {
+          FailureOr<llvm::json::Object> arg =
+              tensorMapsArg(launch, maps, bufferIds);
+          if (failed(arg))
+            return failure();
+          args.push_back(std::move(*arg));
+          continue;
+        }
+      }
       auto it = bufferIds.find(operand);
       if (it == bufferIds.end())
         return emitError(launch.getLoc(), "kernel operand is not a plan buffer");

@@ -19,6 +19,16 @@ DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
 
 DEFAULT_LIBCUDA = "libcuda.so.1"
 
+#: Bytes of a CUtensorMap (cuda.h: 64-byte aligned, 16 x u64).
+TENSOR_MAP_BYTES = 128
+#: cuda.h enums of cuTensorMapEncodeTiled, by the plan's names.
+TENSOR_MAP_DTYPE = {"f16": 6, "f32": 7, "bf16": 9}   # CU_TENSOR_MAP_DATA_TYPE_*
+TENSOR_MAP_INTERLEAVE = {"none": 0}                  # ..._INTERLEAVE_NONE
+TENSOR_MAP_SWIZZLE = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+TENSOR_MAP_L2_PROMOTION = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
+#: CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements read as zero.
+TENSOR_MAP_OOB_FILL = {"zero": 0}
+
 _c = ctypes
 _P = _c.c_void_p
 _PP = _c.POINTER(_c.c_void_p)
@@ -45,6 +55,10 @@ _SIGNATURES = {
     "cuMemcpyDtoH": ("cuMemcpyDtoH_v2", [_P, _c.c_uint64, _c.c_size_t]),
     "cuMemsetD8": ("cuMemsetD8_v2", [_c.c_uint64, _c.c_ubyte, _c.c_size_t]),
     "cuStreamSynchronize": ("cuStreamSynchronize", [_P]),
+    "cuTensorMapEncodeTiled": ("cuTensorMapEncodeTiled", [
+        _P, _c.c_int, _c.c_uint32, _P, _c.POINTER(_c.c_uint64),
+        _c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint32),
+        _c.POINTER(_c.c_uint32), _c.c_int, _c.c_int, _c.c_int, _c.c_int]),
 }
 
 
@@ -187,6 +201,25 @@ class Driver:
     def memset_d8(self, dst: int, value: int, nbytes: int):
         if nbytes:
             self.check("cuMemsetD8", dst, value, nbytes)
+
+    def encode_tensor_map(self, spec, address: int) -> bytes:
+        """The 128-byte CUtensorMap of ``spec`` (a plan TensorMapSpec) over
+        the device buffer at ``address``, by cuTensorMapEncodeTiled."""
+        rank = len(spec.dims)
+        out = (_c.c_uint64 * (TENSOR_MAP_BYTES // 8))()
+        dims = (_c.c_uint64 * rank)(*spec.dims)
+        strides = (_c.c_uint64 * max(rank - 1, 1))(*spec.strides)
+        box = (_c.c_uint32 * rank)(*spec.box)
+        estrides = (_c.c_uint32 * rank)(*spec.element_strides)
+        self.check("cuTensorMapEncodeTiled", out, TENSOR_MAP_DTYPE[spec.dtype],
+                   rank, _c.c_void_p(address), dims, strides, box, estrides,
+                   TENSOR_MAP_INTERLEAVE[spec.interleave],
+                   TENSOR_MAP_SWIZZLE[spec.swizzle],
+                   TENSOR_MAP_L2_PROMOTION[spec.l2_promotion],
+                   TENSOR_MAP_OOB_FILL[spec.oob_fill],
+                   detail=f" (tensor map of buffer {spec.buffer}: dims "
+                          f"{list(spec.dims)}, box {list(spec.box)})")
+        return bytes(out)
 
 
 _drivers = {}

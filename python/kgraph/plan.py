@@ -43,13 +43,33 @@ class BufferSpec:
 
 
 @dataclass(frozen=True)
-class ArgSpec:
-    """One kernel parameter: a buffer's device address or a scalar by value."""
+class TensorMapSpec:
+    """One TMA tensor map (CUtensorMap) the runtime encodes over a buffer
+    with cuTensorMapEncodeTiled: dims/box/element_strides innermost first,
+    strides (bytes) of dims 1.. (docs/launch-plan.md)."""
 
-    kind: str  # "buffer" or "scalar"
+    buffer: int
+    dtype: str
+    dims: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    box: Tuple[int, ...]
+    element_strides: Tuple[int, ...]
+    swizzle: str
+    interleave: str
+    l2_promotion: str
+    oob_fill: str
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel parameter: a buffer's device address, a scalar by value,
+    or the device address of runtime-built tensor maps."""
+
+    kind: str  # "buffer", "scalar" or "tensor_maps"
     buffer: Optional[int] = None
     type: Optional[str] = None
     value: Optional[float] = None
+    maps: Tuple[TensorMapSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +157,60 @@ class _Checker:
             self.fail(f"{where}.{key}",
                       f"expected three integers >= 1, got {v!r}")
         return tuple(v)
+
+
+#: Values of the tensor-map enums the plan may name.
+TENSOR_MAP_DTYPES = ("f16", "bf16", "f32")
+TENSOR_MAP_SWIZZLES = ("none", "32B", "64B", "128B")
+TENSOR_MAP_INTERLEAVES = ("none",)
+TENSOR_MAP_L2_PROMOTIONS = ("none", "64B", "128B", "256B")
+TENSOR_MAP_OOB_FILLS = ("zero",)
+
+
+def _tensor_map(c, m, where, seen_ids) -> TensorMapSpec:
+    bid = c.int_field(m, "buffer", where)
+    if bid not in seen_ids:
+        c.fail(f"{where}.buffer", f"no buffer with id {bid}")
+
+    def choice(key, allowed):
+        v = c.field(m, key, where)
+        if v not in allowed:
+            c.fail(f"{where}.{key}", f"{v!r} is not one of {list(allowed)}")
+        return v
+
+    def ints(key, minimum):
+        vs = c.list_field(m, key, where)
+        for i, v in enumerate(vs):
+            if not _is_int(v) or v < minimum:
+                c.fail(f"{where}.{key}[{i}]", f"{v!r} is not an integer "
+                                              f">= {minimum}")
+        return tuple(vs)
+
+    dtype = choice("dtype", TENSOR_MAP_DTYPES)
+    dims = ints("dims", 1)
+    strides = ints("strides", 1)
+    box = ints("box", 1)
+    estrides = ints("element_strides", 1)
+    rank = len(dims)
+    if not 1 <= rank <= 5:
+        c.fail(f"{where}.dims", f"rank {rank} is not in [1, 5]")
+    if len(strides) != rank - 1:
+        c.fail(f"{where}.strides", f"needs {rank - 1} strides (dims 1..), got "
+                                   f"{len(strides)}")
+    for key, vs in (("box", box), ("element_strides", estrides)):
+        if len(vs) != rank:
+            c.fail(f"{where}.{key}", f"needs {rank} entries, got {len(vs)}")
+    for i, s in enumerate(strides):
+        if s % 16:
+            c.fail(f"{where}.strides[{i}]", f"{s} is not a multiple of 16")
+    for i, b in enumerate(box):
+        if b > 256:
+            c.fail(f"{where}.box[{i}]", f"{b} is more than 256")
+    return TensorMapSpec(bid, dtype, dims, strides, box, estrides,
+                         choice("swizzle", TENSOR_MAP_SWIZZLES),
+                         choice("interleave", TENSOR_MAP_INTERLEAVES),
+                         choice("l2_promotion", TENSOR_MAP_L2_PROMOTIONS),
+                         choice("oob_fill", TENSOR_MAP_OOB_FILLS))
 
 
 def parse_plan(data, base_dir: str = ".", source: str = "",
@@ -236,9 +310,18 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                 if not ok:
                     c.fail(f"{awhere}.value", f"{value!r} is not a valid {stype}")
                 args.append(ArgSpec("scalar", type=stype, value=value))
+            elif akind == "tensor_maps":
+                maps = []
+                for m_i, m in enumerate(c.list_field(a, "maps", awhere)):
+                    maps.append(_tensor_map(c, m, f"{awhere}.maps[{m_i}]",
+                                            seen_ids))
+                if not maps:
+                    c.fail(f"{awhere}.maps", "no tensor map")
+                args.append(ArgSpec("tensor_maps", maps=tuple(maps)))
             else:
                 c.fail(f"{awhere}.kind", f"unknown argument kind {akind!r} "
-                                         f"(expected 'buffer' or 'scalar')")
+                                         f"(expected 'buffer', 'scalar' or "
+                                         f"'tensor_maps')")
         kernels.append(KernelSpec(name, grid, block, shared, tuple(args)))
     if not kernels:
         c.fail("kernels", "the plan has no kernel")

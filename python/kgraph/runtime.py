@@ -70,9 +70,16 @@ class KernelParams:
     each pointing at the parameter's value (a u64 device address for a buffer,
     the scalar by value otherwise), as cuLaunchKernel wants it."""
 
-    def __init__(self, kernel: KernelSpec, addresses):
+    def __init__(self, kernel: KernelSpec, addresses, map_addresses=None):
         values = []
         for i, arg in enumerate(kernel.args):
+            if arg.kind == "tensor_maps":
+                try:
+                    values.append(ctypes.c_uint64(map_addresses[i]))
+                except (KeyError, TypeError):
+                    raise KGraphError(f"kernel '{kernel.name}' argument {i}: "
+                                      f"tensor maps not built") from None
+                continue
             if arg.kind == "buffer":
                 try:
                     addr = addresses[arg.buffer]
@@ -97,10 +104,25 @@ class KernelParams:
         return b"".join(bytes(v) for v in self.values)
 
 
-def pack_kernel_params(kernel: KernelSpec, addresses) -> KernelParams:
+def pack_kernel_params(kernel: KernelSpec, addresses,
+                       map_addresses=None) -> KernelParams:
     """Build the launch parameters of ``kernel`` given ``addresses``: a mapping
-    from buffer id to device address."""
-    return KernelParams(kernel, addresses)
+    from buffer id to device address, and ``map_addresses``: argument index
+    -> device address of that "tensor_maps" argument's encoded maps."""
+    return KernelParams(kernel, addresses, map_addresses)
+
+
+def encode_tensor_maps(drv, arg, addresses) -> bytes:
+    """The CUtensorMaps of a "tensor_maps" argument over the buffers at
+    ``addresses`` (buffer id -> device address), concatenated, 128 bytes
+    each."""
+    return b"".join(drv.encode_tensor_map(m, addresses[m.buffer])
+                    for m in arg.maps)
+
+
+#: Encoded tensor-map buffers a Program keeps per device before it drops
+#: them all (after synchronizing the device's work that may read them).
+TENSOR_MAP_CACHE_LIMIT = 256
 
 
 # --- argument checking ---------------------------------------------------------
@@ -172,6 +194,9 @@ class Program:
         self.device = device
         self._libcuda = libcuda
         self._functions = {}  # device ordinal -> [CUfunction per kernel]
+        # (ordinal, kernel index, arg index, buffer addresses) -> device
+        # address of the encoded tensor maps (they embed the addresses).
+        self._tensor_maps = {}
         self._lock = threading.Lock()
 
     # Public description of the signature.
@@ -222,10 +247,42 @@ class Program:
             device = self.device if self.device is not None else 0
         self._kernels_on(drv, device)
 
+    def _tensor_map_addresses(self, drv, ordinal, stream, k_i, kernel,
+                              addresses):
+        """Device addresses of ``kernel``'s "tensor_maps" arguments, encoded
+        (cuTensorMapEncodeTiled) and copied to the device once per set of
+        buffer addresses; the kernel reads them from global memory."""
+        out = {}
+        for a_i, arg in enumerate(kernel.args):
+            if arg.kind != "tensor_maps":
+                continue
+            key = (ordinal, k_i, a_i,
+                   tuple(addresses[m.buffer] for m in arg.maps))
+            with self._lock:
+                ptr = self._tensor_maps.get(key)
+            if ptr is None:
+                data = encode_tensor_maps(drv, arg, addresses)
+                with self._lock:
+                    if len(self._tensor_maps) >= TENSOR_MAP_CACHE_LIMIT:
+                        # Launches queued earlier may still read them.
+                        drv.synchronize(stream)
+                        for old in self._tensor_maps.values():
+                            drv.mem_free(old)
+                        self._tensor_maps.clear()
+                ptr = drv.mem_alloc(len(data))
+                buf = ctypes.create_string_buffer(data, len(data))
+                drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
+                with self._lock:
+                    self._tensor_maps[key] = ptr
+            out[a_i] = ptr
+        return out
+
     def _launch_all(self, drv, ordinal, stream, addresses):
         fns = self._kernels_on(drv, ordinal)
-        for k, fn in zip(self.plan.kernels, fns):
-            params = pack_kernel_params(k, addresses)
+        for k_i, (k, fn) in enumerate(zip(self.plan.kernels, fns)):
+            map_addresses = self._tensor_map_addresses(
+                drv, ordinal, stream, k_i, k, addresses)
+            params = pack_kernel_params(k, addresses, map_addresses)
             drv.launch(fn, k.grid, k.block, k.shared_bytes, stream,
                        params.array, name=k.name)
 

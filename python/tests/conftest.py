@@ -114,6 +114,7 @@ def fake_cuda(fake_libcuda_path, monkeypatch):
     monkeypatch.delenv("FAKE_CUDA_DEVICES", raising=False)
     lib = ctypes.CDLL(fake_libcuda_path)
     lib.fake_launch.restype = ctypes.c_char_p
+    lib.fake_map.restype = ctypes.c_char_p
     lib.fake_smem_limit.argtypes = [ctypes.c_char_p]
     lib.fake_reset()
     return lib

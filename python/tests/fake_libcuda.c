@@ -206,7 +206,52 @@ CUresult cuMemsetD8_v2(uint64_t dst, unsigned char v, size_t n) {
   return 0;
 }
 
+// --- tensor maps -----------------------------------------------------------------
+
+#define MAX_MAPS 64
+static char mapLog[MAX_MAPS][512];
+static int numMaps;
+
+// Logs every argument; the "map" is the global address followed by the
+// dims (enough for a test to see which map a kernel received).
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
+                                void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *estrides, int interleave,
+                                int swizzle, int l2, int oob) {
+  if (!map || rank < 1 || rank > 5 || ((uintptr_t)addr % 16)) return 1;
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "dtype=%d rank=%u addr=%#llx dims=", dtype,
+                   rank, (unsigned long long)(uintptr_t)addr);
+  for (uint32_t i = 0; i < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
+                  (unsigned long long)dims[i]);
+  n += snprintf(buf + n, sizeof buf - n, " strides=");
+  for (uint32_t i = 0; i + 1 < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
+                  (unsigned long long)strides[i]);
+  n += snprintf(buf + n, sizeof buf - n, " box=");
+  for (uint32_t i = 0; i < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", box[i]);
+  n += snprintf(buf + n, sizeof buf - n, " estrides=");
+  for (uint32_t i = 0; i < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", estrides[i]);
+  snprintf(buf + n, sizeof buf - n, " interleave=%d swizzle=%d l2=%d oob=%d",
+           interleave, swizzle, l2, oob);
+  if (numMaps < MAX_MAPS)
+    snprintf(mapLog[numMaps], 512, "%s", buf);
+  ++numMaps;
+  uint64_t *words = (uint64_t *)map;
+  memset(words, 0, 128);
+  words[0] = (uint64_t)(uintptr_t)addr;
+  for (uint32_t i = 0; i < rank; ++i) words[1 + i] = dims[i];
+  return 0;
+}
+
 // --- inspection for the tests ----------------------------------------------------
+
+int fake_num_maps(void) { return numMaps; }
+const char *fake_map(int i) { return i < numMaps ? mapLog[i] : ""; }
 
 int fake_live_allocs(void) { return liveAllocs; }
 int fake_modules_loaded(void) { return modulesLoaded; }
@@ -217,4 +262,4 @@ int fake_smem_limit(const char *name) {
     if (!strcmp(funcNames[i], name)) return funcSmemLimit[i];
   return -1;
 }
-void fake_reset(void) { numLaunches = 0; }
+void fake_reset(void) { numLaunches = 0; numMaps = 0; }

@@ -321,3 +321,51 @@ def test_torch_cpu_without_cuda(fake_cuda, prog):
         pytest.skip("torch has CUDA here")
     with pytest.raises(NoGPUError, match="torch.cuda.is_available"):
         prog(torch.from_numpy(A), torch.from_numpy(B))
+
+
+# --- tensor maps (copy = tma kernels) ------------------------------------------------
+
+TMA_ARG = {"kind": "tensor_maps", "maps": [
+    {"buffer": 0, "dtype": "f32", "dims": [5], "strides": [], "box": [4],
+     "element_strides": [1], "swizzle": "none", "interleave": "none",
+     "l2_promotion": "none", "oob_fill": "zero"},
+    {"buffer": 1, "dtype": "f16", "dims": [8, 5, 2], "strides": [16, 80],
+     "box": [8, 4, 1], "element_strides": [1, 1, 1], "swizzle": "128B",
+     "interleave": "none", "l2_promotion": "256B", "oob_fill": "zero"}]}
+
+
+def test_tensor_maps_encoded_and_passed(fake_cuda, plan_dict, write_plan):
+    plan_dict["kernels"][1]["name"] = "fake_nop"
+    plan_dict["kernels"][1]["args"] = [TMA_ARG]
+    prog = kgraph.load(write_plan(plan_dict))
+    prog.run([A, B], [np.zeros(5, np.float32)])
+    # cuTensorMapEncodeTiled saw exactly the plan's values and cuda.h's enums
+    # (f32 7, f16 6; swizzle 128B 3; L2 256B 3; OOB fill none = zeros 0).
+    assert fake_cuda.fake_num_maps() == 2
+    m0, m1 = (fake_cuda.fake_map(i).decode() for i in range(2))
+    a0 = int(m0.split("addr=")[1].split()[0], 16)
+    a1 = int(m1.split("addr=")[1].split()[0], 16)
+    assert m0 == (f"dtype=7 rank=1 addr={a0:#x} dims=5 strides= box=4 "
+                  f"estrides=1 interleave=0 swizzle=0 l2=0 oob=0")
+    assert m1 == (f"dtype=6 rank=3 addr={a1:#x} dims=8,5,2 strides=16,80 "
+                  f"box=8,4,1 estrides=1,1,1 interleave=0 swizzle=3 l2=3 oob=0")
+    # The kernel got one u64: the device address of both 128-byte maps, the
+    # fake driver's maps start with the buffer address, then the dims.
+    args = fake_cuda.fake_launch(1).decode().split("args=")[1]
+    maps = int(args, 16)
+    words = (ctypes.c_uint64 * 32).from_address(maps)
+    assert list(words[0:2]) == [a0, 5]
+    assert list(words[16:20]) == [a1, 8, 5, 2]
+    # A second run with the same buffer addresses reuses the encoded maps
+    # only if the addresses repeat; either way each map is encoded for them.
+    assert fake_cuda.fake_live_allocs() == 1  # the cached maps buffer
+
+
+def test_tensor_map_params_need_maps(plan_dict, write_plan):
+    plan_dict["kernels"][1]["args"] = [TMA_ARG]
+    plan = kgraph.load(write_plan(plan_dict)).plan
+    with pytest.raises(kgraph.KGraphError, match="tensor maps not built"):
+        kgraph.runtime.pack_kernel_params(plan.kernels[1], {0: 16, 1: 32})
+    params = kgraph.runtime.pack_kernel_params(plan.kernels[1], {},
+                                               {0: 0x1234})
+    assert params.raw_bytes() == struct.pack("<Q", 0x1234)

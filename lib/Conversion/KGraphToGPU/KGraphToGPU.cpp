@@ -179,6 +179,20 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
       operands.push_back(buffer);
     }
 
+    // A GEMM with copy = tma takes its operands' tensor maps (built by the
+    // runtime, see docs/launch-plan.md) as one more argument.
+    if (auto mm = llvm::dyn_cast_if_present<MatmulConfigAttr>(config);
+        mm && mm.getCopy() == CopyKind::tma) {
+      FailureOr<ArrayAttr> maps = getGemmTensorMaps(group, mm);
+      if (failed(maps) || !*maps)
+        return group.emitOpError("is not a kgraph.matmul group");
+      auto alloc = memref::AllocOp::create(
+          b, group.getLoc(),
+          MemRefType::get({int64_t((*maps).size()), 128}, b.getI8Type()));
+      alloc->setAttr(kTensorMapsAttrName, *maps);
+      operands.push_back(alloc);
+    }
+
     // The kernel: one gpu.func per group.
     std::string name =
         (func.getSymName() + "_k" + Twine(kernelIndex++)).str();
@@ -226,11 +240,11 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d "
                                  "group");
       kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-          ctx, {int32_t(mm.getNumThreads()), 1, 1}));
+          ctx, {int32_t(mm.getBlockThreads()), 1, 1}));
       if (failed(emitMatmulKernel(group, mm, kernel, target)))
         return failure();
       grid = {c(launch->gridX), c(launch->gridY), c(launch->gridZ)};
-      block = {c(mm.getNumThreads()), c(1), c(1)};
+      block = {c(mm.getBlockThreads()), c(1), c(1)};
       sharedBytes = arith::ConstantIntOp::create(
           b, group.getLoc(), b.getI32Type(), launch->sharedMemoryBytes);
     }

@@ -49,6 +49,7 @@
 #include "MatmulKernel.h"
 #include "ScalarOps.h"
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
+#include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -184,7 +185,7 @@ static int64_t getSharedMemoryBytes(const GemmProblem &p,
       config.getInstruction() == MmaKind::wgmma ? kWgmmaTileAlignment : 0;
   return config.getStages() *
              (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType)) +
-         slack;
+         slack + getTmaBarrierBytes(config);
 }
 
 FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
@@ -208,6 +209,17 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   return shape;
 }
 
+FailureOr<ArrayAttr> kgraph::getGemmTensorMaps(FusedOp group,
+                                               MatmulConfigAttr config) {
+  FailureOr<GemmGroup> g = getGemmGroup(group);
+  if (failed(g))
+    return failure();
+  if (config.getCopy() != CopyKind::tma)
+    return ArrayAttr();
+  return getTmaMapsAttr(group.getContext(), g->p, config,
+                        g->lhs.getArgNumber(), g->rhs.getArgNumber());
+}
+
 LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
                                        const SMTarget *target) {
   // The contract's diagnostics first (analyzeGemmGroup).
@@ -223,6 +235,19 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   std::string whyNot;
   if (!createWarpMma(p, config, &whyNot))
     return op->emitOpError(whyNot);
+  if (config.getCopy() == CopyKind::tma) {
+    // The conditions of kgraph-tile's check, for configurations written
+    // after it.
+    FailureOr<MatmulProblem> mp =
+        llvm::isa<MatmulOp>(op) ? getMatmulProblem(llvm::cast<MatmulOp>(op))
+                                : getConvProblem(llvm::cast<Conv2dOp>(op));
+    if (failed(mp) || !target)
+      return op->emitOpError("copy = tma needs a matmul and a target");
+    mp->stagedInRegisters = !g->parts.lhsPrologue.empty() ||
+                            !g->parts.rhsPrologue.empty();
+    if (std::string why = getTmaConfigError(config, *mp, *target); !why.empty())
+      return op->emitOpError(why);
+  }
   if (!llvm::isa<FloatType>(p.cType) && p.cType != p.accType)
     return op->emitOpError("result type ") << p.cType << " is not supported";
   int64_t lw = config.getLoadWidth();
@@ -1066,6 +1091,41 @@ LogicalResult MatmulKernelBuilder::build() {
 
   int64_t kTiles = (p.k + tk - 1) / tk;
   SmallVector<Value> acc = mma->zeroAccumulators(b, loc);
+
+  if (config.getCopy() == CopyKind::tma) {
+    // Warp-specialized TMA pipeline (TmaPipeline.cpp); the mbarriers follow
+    // the B stages. The tensor maps are the last kernel argument.
+    int64_t bBytes = bType.getNumElements() * byteWidth(p.bType);
+    Value smemBase =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+    TmaLoopInputs in(p, config, *mma);
+    in.tensorMaps = entry.getArguments().back();
+    in.barriers = im.add(im.add(smemBase, aStart), aBytes + bBytes);
+    in.aTile = aTile;
+    in.bTile = bTile;
+    in.tid = tid;
+    in.rowBase = rowBase;
+    in.colBase = colBase;
+    in.batch = batch;
+    in.acc = acc;
+    // setmaxnreg moves registers from the producer to the consumers; it
+    // needs a register cap at entry: maxntid with one block per SM.
+    in.setMaxRegisters = true;
+    kernel->setAttr("nvvm.maxntid",
+                    DenseI32ArrayAttr::get(
+                        ctx, {int32_t(config.getBlockThreads()), 1, 1}));
+    kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+    in.compute = [&](OpBuilder &cb, Value stage, ArrayRef<Value> a) {
+      return compute(cb, stage, a);
+    };
+    in.epilogue = [&](OpBuilder &eb, ArrayRef<Value> a) {
+      return epilogue(eb, mma->finish(eb, loc, a));
+    };
+    if (failed(emitTmaMainLoop(b, loc, in)))
+      return failure();
+    gpu::ReturnOp::create(b, loc);
+    return success();
+  }
 
   // Tiles loaded ahead of the one computed: stages - 1, less the tiles an
   // asynchronous instruction may still be reading.

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -156,6 +157,59 @@ std::unique_ptr<WarpMma> createWgmma(const GemmProblem &p,
 std::unique_ptr<WarpMma> createWarpMma(const GemmProblem &p,
                                        MatmulConfigAttr config,
                                        std::string *whyNot = nullptr);
+
+/// The TMA boxes of one operand's stage (TmaPipeline.cpp): the stored tile
+/// rows x cols, loaded in boxes of boxRows x boxCols (cols along the
+/// contiguous global dimension).
+struct TmaOperandBoxes {
+  int64_t rows = 0, cols = 0, boxRows = 0, boxCols = 0;
+};
+TmaOperandBoxes getTmaBoxes(const GemmProblem &p, MatmulConfigAttr config,
+                            bool isA);
+
+/// The host-side description of the kernel's tensor maps (A's, then B's)
+/// for the launch plan: dictionaries {arg, dtype, dims, strides, box,
+/// swizzle, interleave, l2_promotion, oob_fill}, `arg` being the kernel
+/// argument of the operand (lhsArg / rhsArg).
+ArrayAttr getTmaMapsAttr(MLIRContext *ctx, const GemmProblem &p,
+                         MatmulConfigAttr config, int64_t lhsArg,
+                         int64_t rhsArg);
+
+/// Dynamic shared memory for the mbarriers of copy = tma (0 otherwise).
+int64_t getTmaBarrierBytes(MatmulConfigAttr config);
+
+/// setmaxnreg counts of the warp-specialized kernel: 128 producer threads at
+/// 40 and up to 256 consumer threads at 232 fit the 64K registers of an SM.
+inline constexpr int32_t kTmaProducerRegisters = 40;
+inline constexpr int32_t kTmaConsumerRegisters = 232;
+
+/// What the TMA main loop needs from the skeleton.
+struct TmaLoopInputs {
+  TmaLoopInputs(const GemmProblem &p, MatmulConfigAttr config, WarpMma &mma)
+      : p(p), config(config), mma(mma) {}
+  const GemmProblem &p;
+  MatmulConfigAttr config;
+  WarpMma &mma;
+  /// The global buffer of 128-byte tensor maps (the last kernel argument).
+  Value tensorMaps;
+  /// Shared-memory address (index) of the first mbarrier.
+  Value barriers;
+  Value aTile, bTile, tid, rowBase, colBase, batch;
+  /// Zero accumulators.
+  SmallVector<Value> acc;
+  /// Emit setmaxnreg (the kernel carries a register cap at entry).
+  bool setMaxRegisters = false;
+  /// One k tile of wgmmas on `stage` (beginTile, steps, endTile).
+  std::function<SmallVector<Value>(OpBuilder &, Value, ArrayRef<Value>)>
+      compute;
+  /// The epilogue of the finished accumulators (wgmma's finish included).
+  std::function<LogicalResult(OpBuilder &, ArrayRef<Value>)> epilogue;
+};
+
+/// The warp-specialized TMA main loop and the consumers' epilogue
+/// (TmaPipeline.cpp; its header documents the mbarrier protocol).
+LogicalResult emitTmaMainLoop(OpBuilder &b, Location loc,
+                              const TmaLoopInputs &in);
 
 } // namespace kgraph::detail
 

@@ -177,3 +177,24 @@ func.func @stencil_rows_divide() attributes {kgraph.config = #kgraph.stencil_con
 func.func @group_m_zero() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, group_m = 0>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{copy = tma needs instruction = wgmma, got mma_sync}}
+func.func @tma_mma_sync() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, copy = tma>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected copy = cp_async or tma, got bulk}}
+func.func @copy_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, copy = bulk>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'group_m' or 'copy', got 'swizzle'}}
+func.func @tail_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, swizzle = 1>} {
+  return
+}

@@ -80,6 +80,17 @@ struct GemmLaunchShape {
 mlir::FailureOr<GemmLaunchShape> getGemmLaunchShape(FusedOp group,
                                                     MatmulConfigAttr config);
 
+/// For a GEMM group with copy = tma: the tensor maps its kernel takes as one
+/// extra, last argument (see TmaPipeline.cpp and docs/launch-plan.md), as
+/// dictionaries whose `arg` is the kernel argument (group input) the map
+/// describes; null for copy = cp_async; failure for a non-GEMM group.
+mlir::FailureOr<mlir::ArrayAttr> getGemmTensorMaps(FusedOp group,
+                                                   MatmulConfigAttr config);
+
+/// Name of the host memref.alloc attribute that marks the buffer of tensor
+/// maps of a launch (read by the plan emitter).
+inline constexpr llvm::StringLiteral kTensorMapsAttrName = "kgraph.tensor_maps";
+
 /// Builds the body of `kernel` (arguments: the group's inputs, then its
 /// result) computing the matmul or conv2d `group` with `config` on
 /// `target`.

@@ -13,6 +13,12 @@ using namespace kgraph;
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.cpp.inc"
 #include "kgraph/Dialect/KGraph/IR/KGraphEnums.cpp.inc"
 
+static ParseResult parseMatmulConfigTail(AsmParser &parser,
+                                         int64_t &groupM,
+                                         CopyKind &copy);
+static void printMatmulConfigTail(AsmPrinter &printer, int64_t groupM,
+                                  CopyKind copy);
+
 #define GET_ATTRDEF_CLASSES
 #include "kgraph/Dialect/KGraph/IR/KGraphAttrs.cpp.inc"
 
@@ -80,11 +86,57 @@ LogicalResult StencilConfigAttr::verify(
   return success();
 }
 
+/// The optional tail of #kgraph.matmul_config: `, group_m = N` and
+/// `, copy = cp_async|tma`, each printed only when not the default.
+static ParseResult parseMatmulConfigTail(AsmParser &parser,
+                                         int64_t &groupM,
+                                         CopyKind &copy) {
+  groupM = 1;
+  copy = CopyKind::cp_async;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return failure();
+    if (key == "group_m") {
+      int64_t v;
+      if (parser.parseInteger(v))
+        return failure();
+      groupM = v;
+    } else if (key == "copy") {
+      StringRef kind;
+      SMLoc kindAt = parser.getCurrentLocation();
+      if (parser.parseKeyword(&kind))
+        return failure();
+      std::optional<CopyKind> k = symbolizeCopyKind(kind);
+      if (!k)
+        return parser.emitError(kindAt, "expected copy = cp_async or tma, got ")
+               << kind;
+      copy = *k;
+    } else {
+      return parser.emitError(at, "expected 'group_m' or 'copy', got '")
+             << key << "'";
+    }
+  }
+  return success();
+}
+
+static void printMatmulConfigTail(AsmPrinter &printer, int64_t groupM,
+                                  CopyKind copy) {
+  if (groupM != 1)
+    printer << ", group_m = " << groupM;
+  if (copy != CopyKind::cp_async)
+    printer << ", copy = " << stringifyCopyKind(copy);
+}
+
 LogicalResult MatmulConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,
     MmaKind instruction, ArrayRef<int64_t> shape, int64_t loadWidth,
-    int64_t smemPadding, int64_t groupM) {
+    int64_t smemPadding, int64_t groupM, CopyKind copy) {
+  if (copy == CopyKind::tma && instruction != MmaKind::wgmma)
+    return emitError() << "copy = tma needs instruction = wgmma, got "
+                       << stringifyMmaKind(instruction);
   if (groupM < 1)
     return emitError() << "group_m must be positive, got " << groupM;
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)

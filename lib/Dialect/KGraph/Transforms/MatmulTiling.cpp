@@ -178,18 +178,19 @@ struct Tiling {
   int64_t instM, instN, instK;
   int64_t loadWidth, smemPadding;
   int64_t groupM = 1;
+  CopyKind copy = CopyKind::cp_async;
 
   static Tiling fromAttr(MatmulConfigAttr c) {
     ArrayRef<int64_t> s = c.getInstructionShape();
     return {c.getTileM(),  c.getTileN(),  c.getTileK(),
             c.getWarpsM(), c.getWarpsN(), c.getStages(),
             c.getInstruction(), s[0], s[1], s[2], c.getLoadWidth(),
-            c.getSmemPadding(), c.getGroupM()};
+            c.getSmemPadding(), c.getGroupM(), c.getCopy()};
   }
   MatmulConfigAttr toAttr(MLIRContext *ctx) const {
     return MatmulConfigAttr::get(ctx, tileM, tileN, tileK, warpsM, warpsN,
                                  stages, kind, {instM, instN, instK}, loadWidth,
-                                 smemPadding, groupM);
+                                 smemPadding, groupM, copy);
   }
   int64_t warps() const { return warpsM * warpsN; }
   int64_t warpTileM() const { return tileM / warpsM; }
@@ -575,6 +576,53 @@ std::string kgraph::getWgmmaConfigError(MatmulConfigAttr config,
   return wgmmaError(Tiling::fromAttr(config), transposeA, transposeB);
 }
 
+std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
+                                      const MatmulProblem &p,
+                                      const SMTarget &target) {
+  if (config.getCopy() != CopyKind::tma)
+    return "";
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  int64_t eb = elementBytes(p.operandType);
+  auto misaligned = [&](int64_t extent) { return (extent * eb) % 16 != 0; };
+  // Stored tile rows of A and B (see MatmulEmitter.cpp's layout).
+  int64_t rowsA = p.transposeA ? config.getTileK() : config.getTileM();
+  int64_t rowsB = p.transposeB ? config.getTileN() : config.getTileK();
+  auto badBox = [](int64_t rows) {
+    return rows > kTmaMaxBoxRows && rows % kTmaMaxBoxRows != 0;
+  };
+  constexpr int64_t kMaxCoord = int64_t(1) << 31;
+  if (!target.hasTma)
+    os << "copy = tma needs the tensor memory accelerator "
+          "(cp.async.bulk.tensor), which "
+       << target.name << " lacks";
+  else if (p.contiguousRunA != 0)
+    os << "copy = tma loads plain matrices only, not the im2col gather of a "
+          "conv2d";
+  else if (p.stagedInRegisters)
+    os << "copy = tma cannot load an operand with a prologue (cast or "
+          "scale): TMA copies bytes unchanged";
+  else if (misaligned(p.getContiguousExtentA()))
+    os << "copy = tma needs rows of 16-byte multiples (tensor-map strides), "
+          "but lhs rows are "
+       << p.getContiguousExtentA() << " elements (" << (p.transposeA ? "M" : "K")
+       << ") of " << eb << " bytes";
+  else if (misaligned(p.getContiguousExtentB()))
+    os << "copy = tma needs rows of 16-byte multiples (tensor-map strides), "
+          "but rhs rows are "
+       << p.getContiguousExtentB() << " elements (" << (p.transposeB ? "K" : "N")
+       << ") of " << eb << " bytes";
+  else if (p.m >= kMaxCoord || p.n >= kMaxCoord || p.k >= kMaxCoord ||
+           p.batch >= kMaxCoord)
+    os << "copy = tma addresses tensors with 32-bit coordinates; a dimension "
+          "reaches 2^31";
+  else if (badBox(rowsA) || badBox(rowsB))
+    os << "copy = tma loads boxes of at most " << kTmaMaxBoxRows
+       << " rows: stored tile rows " << (badBox(rowsA) ? rowsA : rowsB)
+       << " are not a multiple of it";
+  return msg;
+}
+
 /// The warpgroup shape of the target's table that kgraph's wgmma kernel
 /// implements for `p` (f16/bf16 operands), if any.
 static std::optional<MmaShape> wgmmaShape(const MatmulProblem &p,
@@ -772,6 +820,8 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
                            function_ref<InFlightDiagnostic()> emitError) {
   Tiling t = Tiling::fromAttr(config);
   StringRef kindName = stringifyMmaKind(t.kind);
+  if (std::string why = getTmaConfigError(config, p, target); !why.empty())
+    return emitError() << why;
   SmallVector<int64_t, 3> shape = {t.instM, t.instN, t.instK};
 
   if (t.kind != MmaKind::fma) {

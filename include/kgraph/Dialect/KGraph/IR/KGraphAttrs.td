@@ -91,6 +91,18 @@ def KGraph_MmaKind : I32EnumAttr<"MmaKind",
   let cppNamespace = "::kgraph";
 }
 
+/// How a matmul kernel moves its operand tiles into shared memory.
+def KGraph_CopyKind : I32EnumAttr<"CopyKind",
+    "operand copy mechanism of a matmul kernel", [
+      I32EnumAttrCase<"cp_async", 0>, I32EnumAttrCase<"tma", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kgraph";
+}
+
+def KGraph_CopyKindParameter : EnumParameter<KGraph_CopyKind> {
+  let defaultValue = "::kgraph::CopyKind::cp_async";
+}
+
 def KGraph_MatmulConfigAttr
     : KGraph_Attr<"MatmulConfig", "matmul_config"> {
   let summary = "tiling, pipelining and instruction choice of a matmul kernel";
@@ -124,6 +136,16 @@ def KGraph_MatmulConfigAttr
       M tiles column by column, so the blocks resident at one time share
       their A and B panels in L2 (for GEMMs whose operands do not fit in
       L2).
+    - `copy` (optional, default `cp_async`): how operand tiles reach shared
+      memory. `cp_async`: every thread copies 16-byte chunks (synchronous
+      copies where the target lacks cp.async or a prologue converts the
+      operand). `tma` (instruction = wgmma on a target with TMA, plain
+      matrix operands without prologue, rows 16-byte aligned): one producer
+      warpgroup more than the warp grid issues cp.async.bulk.tensor loads
+      that complete on a full/empty mbarrier pair per stage; the consumer
+      warpgroups only wait, multiply and release (see TmaPipeline.cpp). The
+      kernel takes the operands' tensor maps as one extra argument (see
+      docs/launch-plan.md).
 
     Example:
     ```mlir
@@ -141,19 +163,25 @@ def KGraph_MatmulConfigAttr
                         EnumParameter<KGraph_MmaKind>:$instruction,
                         ArrayRefParameter<"int64_t">:$instruction_shape,
                         "int64_t":$load_width, "int64_t":$smem_padding,
-                        DefaultValuedParameter<"int64_t", "1">:$group_m);
+                        DefaultValuedParameter<"int64_t", "1">:$group_m,
+                        KGraph_CopyKindParameter:$copy);
   let assemblyFormat = [{
     `<` `tile_m` `=` $tile_m `,` `tile_n` `=` $tile_n `,` `tile_k` `=` $tile_k
     `,` `warps_m` `=` $warps_m `,` `warps_n` `=` $warps_n `,` `stages` `=` $stages
     `,` `instruction` `=` $instruction
     `,` `instruction_shape` `=` `[` $instruction_shape `]`
     `,` `load_width` `=` $load_width `,` `smem_padding` `=` $smem_padding
-    (`,` `group_m` `=` $group_m^)? `>`
+    `` custom<MatmulConfigTail>($group_m, $copy) `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Threads per block.
     int64_t getNumThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    /// Threads per block as launched: the warp grid plus, with copy = tma,
+    /// the producer warpgroup.
+    int64_t getBlockThreads() const {
+      return getNumThreads() + (getCopy() == ::kgraph::CopyKind::tma ? 128 : 0);
+    }
     /// Warp tile extents.
     int64_t getWarpTileM() const { return getTileM() / getWarpsM(); }
     int64_t getWarpTileN() const { return getTileN() / getWarpsN(); }

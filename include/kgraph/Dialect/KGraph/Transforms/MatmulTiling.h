@@ -194,6 +194,18 @@ verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &problem,
 std::string getWgmmaConfigError(MatmulConfigAttr config, bool transposeA,
                                 bool transposeB);
 
+/// Rows of one TMA box at most (cuTensorMapEncodeTiled's box limit).
+inline constexpr int64_t kTmaMaxBoxRows = 256;
+
+/// Why kgraph's TMA pipeline (copy = tma) cannot load the operands of `p`
+/// with `config` on `target`, or an empty string (also for copy = cp_async):
+/// it needs the target's TMA, instruction = wgmma, plain matrices (no conv2d
+/// im2col gather), no prologue, operand rows whose byte length is a multiple
+/// of 16 (the tensor map's global strides), dimensions below 2^31 and
+/// stored tile rows that split into boxes of at most 256 rows.
+std::string getTmaConfigError(MatmulConfigAttr config, const MatmulProblem &p,
+                              const SMTarget &target);
+
 /// One line for remarks: "smem 75776 B, 232 regs/thread, ...".
 std::string describeEstimate(const MatmulEstimate &estimate);
 

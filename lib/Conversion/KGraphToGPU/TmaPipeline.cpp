@@ -1,0 +1,314 @@
+//===- TmaPipeline.cpp - TMA + mbarrier producer/consumer GEMM main loop --===//
+//
+// The main loop of a wgmma GEMM kernel with `copy = tma` (sm_90a). The
+// block is the config's consumer warpgroups (C = 32 * warps_m * warps_n
+// threads, tid < C, placed and computing exactly as with cp.async) plus one
+// producer warpgroup (tid C .. C + 127) of which one thread, tid == C,
+// issues every load. Operand tiles land through cp.async.bulk.tensor
+// (2-D, or 3-D with the batch) in the layout of Wgmma.cpp's header: a box
+// is 64 columns (128 bytes) x up to 256 stored rows, written with the
+// tensor map's 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8);
+// TMA derives the XOR from shared address bits 7..9, so every box starts
+// on a 1024-byte boundary: the tiles are 1024-aligned and a box is a
+// multiple of 8 rows of 128 bytes). Out-of-bounds box elements are zero
+// (the tensor map's OOB fill), so the loop has no bounds checks; the
+// epilogue keeps its own.
+//
+// Shared memory: the A stages, the B stages (as with cp.async), then
+// 2 * stages mbarriers of 8 bytes: full[s] at barriers + 8 s, empty[s] at
+// barriers + 8 (stages + s).
+//
+// mbarrier protocol (k tile kt uses stage s = kt % stages in round
+// r = kt / stages; "wait(bar, P)" is mbarrier.try_wait.parity in a loop,
+// which returns once the phase of parity P has completed; a fresh barrier
+// is in phase 0, so waiting for parity 1 returns at once):
+//   init (tid 0): full[s] expects 1 arrival (+ transaction bytes),
+//     empty[s] expects C arrivals; then a block barrier (the last one: the
+//     roles never meet at a bar.sync again).
+//   producer (tid C), for kt = 0 .. kTiles - 1:
+//     wait(empty[s], (r & 1) ^ 1)          (round 0 passes at once)
+//     mbarrier.arrive.expect_tx(full[s], bytes of the A and B tiles)
+//     cp.async.bulk.tensor A and B boxes -> stage s, complete_tx on full[s]
+//   consumers (every tid < C), for kt = 0 .. kTiles - 1:
+//     wait(full[s], r & 1)
+//     wgmma.fence; the tile's wgmmas; commit; wait_group F
+//       (F = Wgmma::tilesInFlight(): 1 with >= 3 stages, else 0)
+//     mbarrier.arrive(empty[(kt - F) % stages]) if kt >= F: the wgmmas of
+//       tile kt - F have completed, its stage may be overwritten
+//   then wait_group 0 and the epilogue (no barriers).
+// The producer thread exits after its last issue (its copies still complete
+// on full[]); the other 127 producer threads exit at once. A hang means a
+// waiter whose phase never completes: the full[s] byte count disagreeing
+// with the boxes (expect_tx must equal every box's full size, OOB included),
+// a tensor map that fails to load (the copy never completes_tx), or an
+// empty[s] arrival count other than C.
+//
+// The tensor maps (CUtensorMap, 128 bytes each, 64-byte aligned) are built
+// on the host (docs/launch-plan.md "tensor_maps") and passed as one extra
+// kernel argument: a global buffer of 128-byte maps, A's then B's, read by
+// the producer through their generic address. They are written by a host
+// copy before the launch, so no fence.proxy.tensormap is emitted (its
+// intrinsic needs a newer PTX than the 8.0 that sm_90a targets here).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulKernel.h"
+#include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace kgraph;
+using namespace kgraph::detail;
+
+namespace {
+/// Columns of one box: 128 bytes of 16-bit elements (one swizzle block).
+constexpr int64_t kBoxCols = 64;
+constexpr int64_t kRowBytes = 128;
+} // namespace
+
+TmaOperandBoxes kgraph::detail::getTmaBoxes(const GemmProblem &p,
+                                            MatmulConfigAttr config,
+                                            bool isA) {
+  int64_t tm = config.getTileM(), tn = config.getTileN(),
+          tk = config.getTileK();
+  TmaOperandBoxes boxes;
+  bool trans = isA ? p.transA : p.transB;
+  boxes.rows = isA ? (trans ? tk : tm) : (trans ? tn : tk);
+  boxes.cols = isA ? (trans ? tm : tk) : (trans ? tk : tn);
+  boxes.boxRows = std::min(boxes.rows, kTmaMaxBoxRows);
+  boxes.boxCols = kBoxCols;
+  return boxes;
+}
+
+ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
+                                         const GemmProblem &p,
+                                         MatmulConfigAttr config,
+                                         int64_t lhsArg, int64_t rhsArg) {
+  Builder b(ctx);
+  SmallVector<Attribute> maps;
+  for (bool isA : {true, false}) {
+    TmaOperandBoxes boxes = getTmaBoxes(p, config, isA);
+    Type elem = isA ? p.aType : p.bType;
+    int64_t eb = byteWidth(elem);
+    int64_t rows = isA ? p.aRows() : p.bRows();
+    int64_t cols = isA ? p.aCols() : p.bCols();
+    // Innermost dimension first, as cuTensorMapEncodeTiled takes them.
+    SmallVector<int64_t> dims = {cols, rows};
+    SmallVector<int64_t> strides = {cols * eb};
+    SmallVector<int64_t> box = {boxes.boxCols, boxes.boxRows};
+    if (p.batch > 1) {
+      dims.push_back(p.batch);
+      strides.push_back(rows * cols * eb);
+      box.push_back(1);
+    }
+    NamedAttrList fields;
+    fields.append("arg", b.getI64IntegerAttr(isA ? lhsArg : rhsArg));
+    fields.append("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : "f16"));
+    fields.append("dims", b.getI64ArrayAttr(dims));
+    fields.append("strides", b.getI64ArrayAttr(strides));
+    fields.append("box", b.getI64ArrayAttr(box));
+    fields.append("swizzle", b.getStringAttr("128B"));
+    fields.append("interleave", b.getStringAttr("none"));
+    fields.append("l2_promotion", b.getStringAttr("256B"));
+    fields.append("oob_fill", b.getStringAttr("zero"));
+    maps.push_back(fields.getDictionary(ctx));
+  }
+  return b.getArrayAttr(maps);
+}
+
+int64_t kgraph::detail::getTmaBarrierBytes(MatmulConfigAttr config) {
+  return config.getCopy() == CopyKind::tma ? 16 * config.getStages() : 0;
+}
+
+/// `v` (index) as an i32.
+static Value toI32(IndexMath &im, Value v) {
+  return arith::IndexCastOp::create(im.b, im.loc, im.b.getI32Type(), v);
+}
+
+/// The pointer in address space `space` at integer address `addr` (index).
+static Value toPointer(IndexMath &im, Value addr, unsigned space) {
+  Value i64 = arith::IndexCastUIOp::create(im.b, im.loc, im.b.getI64Type(),
+                                           addr);
+  return LLVM::IntToPtrOp::create(
+      im.b, im.loc, LLVM::LLVMPointerType::get(im.b.getContext(), space), i64);
+}
+
+LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
+                                              const TmaLoopInputs &in) {
+  IndexMath im{b, loc};
+  const GemmProblem &p = in.p;
+  MatmulConfigAttr config = in.config;
+  int64_t stages = config.getStages();
+  int64_t tk = config.getTileK();
+  int64_t consumers = config.getNumThreads();
+  int64_t kTiles = (p.k + tk - 1) / tk;
+  int64_t inFlight = in.mma.tilesInFlight();
+  TmaOperandBoxes boxesA = getTmaBoxes(p, config, /*isA=*/true);
+  TmaOperandBoxes boxesB = getTmaBoxes(p, config, /*isA=*/false);
+  int64_t bytesA = boxesA.rows * boxesA.cols * byteWidth(p.aType);
+  int64_t bytesB = boxesB.rows * boxesB.cols * byteWidth(p.bType);
+  constexpr unsigned kShared = 3;
+
+  auto fullBar = [&](IndexMath &m, Value stage) {
+    return toPointer(m, m.add(in.barriers, m.mul(stage, 8)), kShared);
+  };
+  auto emptyBar = [&](IndexMath &m, Value stage) {
+    return toPointer(m, m.add(in.barriers, m.add(m.mul(stage, 8), 8 * stages)),
+                     kShared);
+  };
+  auto i32 = [&](OpBuilder &nb, int64_t v) {
+    return arith::ConstantIntOp::create(nb, loc, nb.getI32Type(), v)
+        .getResult();
+  };
+  // Parity of round kt / stages, as i32.
+  auto parity = [&](IndexMath &m, Value kt, bool flip) {
+    Value bit = toI32(m, m.rem(m.div(kt, stages), 2));
+    if (flip)
+      bit = arith::XOrIOp::create(m.b, loc, bit, i32(m.b, 1));
+    return bit;
+  };
+
+  // Barrier initialization by thread 0, published by the block barrier.
+  {
+    auto init = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, in.tid,
+                              im.c(0)),
+        false);
+    OpBuilder ib = init.getThenBodyBuilder();
+    IndexMath m{ib, loc};
+    for (int64_t s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(ib, loc, fullBar(m, m.c(s)), i32(ib, 1),
+                                   Value());
+      NVVM::MBarrierInitOp::create(ib, loc, emptyBar(m, m.c(s)),
+                                   i32(ib, consumers), Value());
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  auto roles = scf::IfOp::create(b, loc, im.ult(in.tid, im.c(consumers)),
+                                 /*withElseRegion=*/true);
+  // Consumers.
+  {
+    OpBuilder cb = roles.getThenBodyBuilder();
+    IndexMath m{cb, loc};
+    if (in.setMaxRegisters)
+      NVVM::SetMaxRegisterOp::create(cb, loc, kTmaConsumerRegisters,
+                                     NVVM::SetMaxRegisterAction::increase);
+    auto loop = scf::ForOp::create(cb, loc, m.c(0), m.c(kTiles), m.c(1),
+                                   in.acc);
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    IndexMath l{lb, loc};
+    Value kt = loop.getInductionVar();
+    Value stage = l.rem(kt, stages);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, fullBar(l, stage),
+                                          parity(l, kt, false), i32(lb, 0));
+    SmallVector<Value> updated =
+        in.compute(lb, stage, SmallVector<Value>(loop.getRegionIterArgs()));
+    // Release the stage whose wgmmas wait_group F has just completed.
+    Value done = kt;
+    Value ok;
+    if (inFlight > 0) {
+      ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, kt,
+                                 l.c(inFlight));
+      done = l.sub(l.add(kt, l.c(stages)), l.c(inFlight));
+    }
+    auto release = [&](OpBuilder &rb) {
+      IndexMath r{rb, loc};
+      NVVM::MBarrierArriveOp::create(rb, loc, Type(),
+                                     emptyBar(r, r.rem(done, stages)), Value(),
+                                     NVVM::MemScopeKind::CTA,
+                                     /*relaxed=*/false);
+    };
+    if (ok) {
+      auto guard = scf::IfOp::create(lb, loc, ok, false);
+      OpBuilder gb = guard.getThenBodyBuilder();
+      release(gb);
+    } else {
+      release(lb);
+    }
+    scf::YieldOp::create(lb, loc, updated);
+    // Drop the default yield the builder added.
+    Block *body = loop.getBody();
+    if (body->getOperations().size() > 1) {
+      Operation *last = &body->back();
+      Operation *prev = last->getPrevNode();
+      if (llvm::isa<scf::YieldOp>(last) && llvm::isa_and_present<scf::YieldOp>(prev))
+        last->erase();
+    }
+    if (failed(in.epilogue(cb, SmallVector<Value>(loop.getResults()))))
+      return failure();
+  }
+  // Producer.
+  {
+    OpBuilder pb = roles.getElseBodyBuilder();
+    IndexMath m{pb, loc};
+    if (in.setMaxRegisters)
+      NVVM::SetMaxRegisterOp::create(pb, loc, kTmaProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    auto leader = scf::IfOp::create(
+        pb, loc,
+        arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, in.tid,
+                              m.c(consumers)),
+        false);
+    OpBuilder tb = leader.getThenBodyBuilder();
+    IndexMath t{tb, loc};
+    Value mapsBase = memref::ExtractAlignedPointerAsIndexOp::create(
+        tb, loc, in.tensorMaps);
+    Value mapA = toPointer(t, mapsBase, 0);
+    Value mapB = toPointer(t, t.add(mapsBase, 128), 0);
+    Value aBase =
+        memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.aTile);
+    Value bBase =
+        memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.bTile);
+    auto loop = scf::ForOp::create(tb, loc, t.c(0), t.c(kTiles), t.c(1));
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    IndexMath l{lb, loc};
+    Value kt = loop.getInductionVar();
+    Value stage = l.rem(kt, stages);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, emptyBar(l, stage),
+                                          parity(l, kt, true), i32(lb, 0));
+    Value full = fullBar(l, stage);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        lb, loc, Type(), full, i32(lb, bytesA + bytesB),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+    Value kBase = l.mul(kt, tk);
+    auto issue = [&](bool isA, Value map, Value tileBase,
+                     const TmaOperandBoxes &boxes, int64_t stageBytes) {
+      bool trans = isA ? p.transA : p.transB;
+      Value originRow, originCol;
+      if (isA) {
+        originRow = trans ? kBase : in.rowBase;
+        originCol = trans ? in.rowBase : kBase;
+      } else {
+        originRow = trans ? in.colBase : kBase;
+        originCol = trans ? kBase : in.colBase;
+      }
+      Value stageBase = l.add(tileBase, l.mul(stage, stageBytes));
+      for (int64_t c0 = 0; c0 < boxes.cols; c0 += boxes.boxCols)
+        for (int64_t r0 = 0; r0 < boxes.rows; r0 += boxes.boxRows) {
+          int64_t offset = ((c0 / kBoxCols) * boxes.rows + r0) * kRowBytes;
+          // A shared::cta address is this CTA's shared::cluster address.
+          Value dst = LLVM::AddrSpaceCastOp::create(
+              lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),
+              toPointer(l, l.add(stageBase, offset), kShared));
+          SmallVector<Value> coords = {toI32(l, l.add(originCol, c0)),
+                                       toI32(l, l.add(originRow, r0))};
+          if (p.batch > 1)
+            coords.push_back(toI32(l, in.batch));
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              lb, loc, dst, map, coords, full, ValueRange{}, Value(), Value(),
+              NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+              NVVM::CTAGroupKindAttr(), Value());
+        }
+    };
+    issue(true, mapA, aBase, boxesA, bytesA);
+    issue(false, mapB, bBase, boxesB, bytesB);
+  }
+  return success();
+}

@@ -1,0 +1,64 @@
+// RUN: kgraph-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a})'
+
+// Rows of 700 f16 (1400 bytes) are no tensor-map stride.
+func.func @misaligned(%a: tensor<256x320xf16>, %b: tensor<320x700xf16>) -> tensor<256x700xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma needs rows of 16-byte multiples (tensor-map strides), but rhs rows are 700 elements (N) of 2 bytes}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 4, smem_padding = 0, copy = tma>} : (tensor<256x320xf16>, tensor<320x700xf16>) -> tensor<256x700xf32> {
+  ^bb0(%x: tensor<256x320xf16>, %y: tensor<320x700xf16>):
+    %r = kgraph.matmul %x, %y : tensor<256x320xf16>, tensor<320x700xf16> -> tensor<256x700xf32>
+    kgraph.yield %r : tensor<256x700xf32>
+  }
+  return %0 : tensor<256x700xf32>
+}
+
+// -----
+
+func.func @misaligned_lhs(%a: tensor<256x324xf16>, %b: tensor<324x256xf16>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma needs rows of 16-byte multiples (tensor-map strides), but lhs rows are 324 elements (K) of 2 bytes}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 4, smem_padding = 0, copy = tma>} : (tensor<256x324xf16>, tensor<324x256xf16>) -> tensor<256x256xf32> {
+  ^bb0(%x: tensor<256x324xf16>, %y: tensor<324x256xf16>):
+    %r = kgraph.matmul %x, %y : tensor<256x324xf16>, tensor<324x256xf16> -> tensor<256x256xf32>
+    kgraph.yield %r : tensor<256x256xf32>
+  }
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// TMA copies bytes: a prologue cast cannot ride along.
+func.func @prologue(%a: tensor<256x256xf32>, %b: tensor<256x256xf16>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma cannot load an operand with a prologue (cast or scale): TMA copies bytes unchanged}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 4, smem_padding = 0, copy = tma>} : (tensor<256x256xf32>, tensor<256x256xf16>) -> tensor<256x256xf32> {
+  ^bb0(%x: tensor<256x256xf32>, %y: tensor<256x256xf16>):
+    %c = kgraph.cast %x : tensor<256x256xf32> to tensor<256x256xf16>
+    %r = kgraph.matmul %c, %y : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf32>
+    kgraph.yield %r : tensor<256x256xf32>
+  }
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @conv(%x: tensor<1x16x16x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma loads plain matrices only, not the im2col gather of a conv2d}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x16x16x64xf16>, tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+  ^bb0(%a: tensor<1x16x16x64xf16>, %b: tensor<64x3x3x64xf16>):
+    %r = kgraph.conv2d %a, %b layout = nhwc padding = [1, 1, 1, 1] : tensor<1x16x16x64xf16>, tensor<64x3x3x64xf16> -> tensor<1x16x16x64xf32>
+    kgraph.yield %r : tensor<1x16x16x64xf32>
+  }
+  return %0 : tensor<1x16x16x64xf32>
+}
+
+// -----
+
+// Stored A^T tiles of tile_k rows: 320 rows do not split into 256-row boxes.
+func.func @box(%a: tensor<640x512xf16>, %b: tensor<640x512xf16>) -> tensor<512x512xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma loads boxes of at most 256 rows: stored tile rows 320 are not a multiple of it}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 320, warps_m = 4, warps_n = 1, stages = 2, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<640x512xf16>, tensor<640x512xf16>) -> tensor<512x512xf32> {
+  ^bb0(%x: tensor<640x512xf16>, %y: tensor<640x512xf16>):
+    %r = kgraph.matmul %x, %y {transpose_a} : tensor<640x512xf16>, tensor<640x512xf16> -> tensor<512x512xf32>
+    kgraph.yield %r : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}
