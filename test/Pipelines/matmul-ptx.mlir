@@ -37,33 +37,41 @@
 // PLAN-NEXT: 32,
 // PLAN-NEXT: 1
 // PLAN: "shared_bytes": 75776
+// On sm_90a: a producer warpgroup loads the operand tiles with TMA
+// (cp.async.bulk.tensor completing on mbarriers) while two consumer
+// warpgroups run wgmma; setmaxnreg moves registers from the producer to the
+// consumers. (The cp.async wgmma pipeline has its own pinned tests in
+// matmul-wgmma-ptx.mlir.)
 // WGMMA: .visible .entry main_k0(
+// WGMMA: .maxntid 384, 1, 1
 // WGMMA-NOT: mma.sync
 // WGMMA-NOT: ldmatrix
-// WGMMA: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16
-// WGMMA: wgmma.fence.sync.aligned
-// WGMMA-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1;
-// WGMMA-NEXT: }
-// WGMMA: wgmma.commit_group.sync.aligned
-// WGMMA: wgmma.wait_group.sync.aligned 1
-// (LLVM rotates the loop: the next tile's wait, proxy fence and barrier
-// follow the wgmmas.)
-// WGMMA: cp.async.wait_group
-// WGMMA-NEXT: fence.proxy.async.shared::cta
-// WGMMA-NEXT: bar.sync
-// WGMMA: wgmma.wait_group.sync.aligned 0
-// WGMMA: st.global.v2.b32
+// WGMMA-NOT: cp.async.cg
+// WGMMA-DAG: mbarrier.init.shared.b64
+// WGMMA-DAG: setmaxnreg.dec.sync.aligned.u32
+// WGMMA-DAG: setmaxnreg.inc.sync.aligned.u32
+// WGMMA-DAG: mbarrier.try_wait.parity.shared.b64
+// WGMMA-DAG: mbarrier.arrive.expect_tx.shared.b64
+// WGMMA-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// WGMMA-DAG: mbarrier.arrive.shared.b64
+// WGMMA-DAG: wgmma.fence.sync.aligned
+// WGMMA-DAG: wgmma.commit_group.sync.aligned
+// WGMMA-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// WGMMA-DAG: wgmma.wait_group.sync.aligned 0
+// WGMMA-DAG: st.global.v2.b32
 
-// The sm_90a launch: 512 blocks of 2 warpgroups on a linear grid (grouped
-// rasterization), 4 stages of (256 x 64 + 64 x 128) f16 plus 1024 bytes of
-// alignment slack.
+// The sm_90a launch: the tensor maps of A and B as one argument, 512 blocks
+// of 2 consumer warpgroups and the producer warpgroup on a linear grid
+// (grouped rasterization), 4 stages of (256 x 64 + 64 x 128) f16 plus 1024
+// bytes of alignment slack and 4 x 16 bytes of mbarriers.
+// PLAN90: "kind": "tensor_maps",
 // PLAN90: "block": [
-// PLAN90-NEXT: 256,
+// PLAN90-NEXT: 384,
 // PLAN90: "grid": [
 // PLAN90-NEXT: 512,
 // PLAN90-NEXT: 1,
 // PLAN90-NEXT: 1
-// PLAN90: "shared_bytes": 197632
+// PLAN90: "shared_bytes": 197696
 func.func @main(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>

@@ -17,11 +17,13 @@
 // The square GEMM: on the H200 wgmma (twice mma.sync's rate in the model)
 // with 256x128 blocks of 2 warpgroups stacked along M (warps_m = 8), each
 // two 64-row slabs of m64n128k16, 4 stages of 64-deep K tiles, and grouped
-// rasterization (group_m = 8: the 512 blocks take four waves); elsewhere 128x128 blocks of 2x2 warps (64x64
+// rasterization (group_m = 8: the 512 blocks take four waves), operands
+// loaded by TMA from a producer warpgroup (copy = tma: one block per SM
+// anyway); elsewhere 128x128 blocks of 2x2 warps (64x64
 // warp tiles, 232 registers: two blocks per SM) with a 4-stage cp.async
 // pipeline.
 // CHECK-LABEL: func @f16_4096(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8, copy = tma>}
 // Plain sm_90 (no "a" features) has no wgmma: mma.sync.
 // SM90-LABEL: func @f16_4096(
 // SM90: kgraph.config = #kgraph.matmul_config<{{.*}}instruction = mma_sync, instruction_shape = [16, 8, 16]
@@ -40,9 +42,9 @@ func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> ten
 
 // 1024^3 has too few 128x128 tiles for 132 SMs: the H200 takes 64x128 blocks
 // of one warpgroup (wgmma, 5 stages: one of them is still being read by the
-// previous tile's wgmmas); sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
+// previous tile's wgmmas; TMA loads); sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
 // CHECK-LABEL: func @f16_1024(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @f16_1024(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @f16_1024(
@@ -156,7 +158,7 @@ func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tens
 
 // transpose_b: B's contiguous extent is K = 1000, a multiple of 8.
 // CHECK-LABEL: func @transpose_b(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @transpose_b(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @transpose_b(
