@@ -12,6 +12,7 @@
 #include "LaneEvaluator.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -47,11 +48,9 @@ LogicalResult kgraph::checkElementwiseGroup(FusedOp group) {
                                "shape, got ")
              << first << " and " << t;
   for (Operation &op : group.getBody().front().without_terminator()) {
-    if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
-      auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
-      if (!dense || !dense.isSplat())
-        return op.emitOpError("only splat tensor constants can be used "
-                              "inside a kernel group");
+    if (llvm::isa<arith::ConstantOp>(op)) {
+      if (failed(verifyKernelConstant(&op)))
+        return failure();
       continue;
     }
     if (!isElementwiseOp(&op))
