@@ -175,9 +175,7 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     // The group checks admit splat constants only.
     FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
     if (failed(scalar))
-      return cst.emitOpError("only splat tensor constants can be used "
-                             "inside a kernel group"),
-             failure();
+      return failure();
     lanes.assign(width, *scalar);
   } else {
     Operation *op = v.getDefiningOp();

@@ -860,8 +860,7 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
   } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
     FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
     if (failed(scalar))
-      return cst.emitOpError("only splat tensor constants can be used inside "
-                             "a kernel group");
+      return failure();
     lanes.assign(at.acc.size(), *scalar);
   } else {
     Operation *op = v.getDefiningOp();

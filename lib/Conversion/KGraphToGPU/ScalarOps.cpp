@@ -61,9 +61,13 @@ Value kgraph::detail::roundToType(OpBuilder &b, Location loc, Value computed,
 
 FailureOr<Value> kgraph::detail::emitSplatConstant(OpBuilder &b, Location loc,
                                                    arith::ConstantOp cst) {
+  auto notSplat = [&] {
+    return cst.emitOpError("only splat tensor constants can be used inside a "
+                           "kernel group");
+  };
   auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
   if (!dense || !dense.isSplat())
-    return failure();
+    return notSplat();
   Type elementType = dense.getElementType();
   if (llvm::isa<FloatType>(elementType)) {
     APFloat value = dense.getSplatValue<APFloat>();
@@ -73,7 +77,7 @@ FailureOr<Value> kgraph::detail::emitSplatConstant(OpBuilder &b, Location loc,
         b, loc, b.getF32FloatAttr(value.convertToFloat())));
   }
   if (!elementType.isIntOrIndex())
-    return failure();
+    return notSplat();
   APInt value = dense.getSplatValue<APInt>();
   Type computeType = getComputeType(elementType);
   int64_t v = elementType.isInteger(1) ? value.getZExtValue()

@@ -35,7 +35,8 @@ mlir::Value roundToType(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value computed, mlir::Type elementType);
 
 /// The value of a splat `arith.constant` of element type `elementType`, in
-/// compute type; failure for a constant that is not a splat dense tensor.
+/// compute type; failure, with a diagnostic on `cst`, for a constant that is
+/// not a splat dense tensor (the only constants a kernel clones per lane).
 mlir::FailureOr<mlir::Value> emitSplatConstant(mlir::OpBuilder &b,
                                                mlir::Location loc,
                                                mlir::arith::ConstantOp cst);

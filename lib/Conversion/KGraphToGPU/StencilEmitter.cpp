@@ -515,9 +515,7 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
     if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
       FailureOr<Value> scalar = kgraph::detail::emitSplatConstant(b, loc, cst);
       if (failed(scalar))
-        return cst.emitOpError("only splat tensor constants can be used "
-                               "inside a kernel group"),
-               failure();
+        return failure();
       out.assign(rpt * channels, *scalar);
     } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
       FailureOr<SmallVector<Value>> r = evaluateConv(conv);
