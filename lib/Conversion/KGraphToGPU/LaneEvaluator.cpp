@@ -187,15 +187,11 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
         return failure();
       operandLanes.push_back(*l);
     }
-    for (int64_t l = 0; l < width; ++l) {
-      SmallVector<Value> scalars;
-      for (auto &lanesOfOperand : operandLanes)
-        scalars.push_back(lanesOfOperand[l]);
-      FailureOr<Value> r = emitScalarOp(b, loc, op, scalars);
-      if (failed(r))
-        return failure();
-      lanes.push_back(roundToType(b, loc, *r, elementType));
-    }
+    FailureOr<SmallVector<Value>> r =
+        emitScalarOpLanes(b, loc, op, operandLanes, width);
+    if (failed(r))
+      return failure();
+    lanes = std::move(*r);
   }
   if (a.kind != AccessKind::Gather)
     memo[key] = lanes;

@@ -871,16 +871,11 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
         return failure();
       operands.push_back(*l);
     }
-    Type resultType = llvm::cast<ShapedType>(v.getType()).getElementType();
-    for (size_t e = 0; e < at.acc.size(); ++e) {
-      SmallVector<Value> x;
-      for (auto &l : operands)
-        x.push_back(l[e]);
-      FailureOr<Value> r = emitScalarOp(b, loc, op, x);
-      if (failed(r))
-        return failure();
-      lanes.push_back(roundToType(b, loc, *r, resultType));
-    }
+    FailureOr<SmallVector<Value>> r =
+        emitScalarOpLanes(b, loc, op, operands, at.acc.size());
+    if (failed(r))
+      return failure();
+    lanes = std::move(*r);
   }
   at.memo[v] = lanes;
   return lanes;

@@ -256,3 +256,21 @@ FailureOr<Value> kgraph::detail::emitScalarOp(OpBuilder &b, Location loc,
     return Value(arith::SelectOp::create(b, loc, x[0], x[1], x[2]));
   return op->emitOpError("has no elementwise lowering"), failure();
 }
+
+FailureOr<SmallVector<Value>>
+kgraph::detail::emitScalarOpLanes(OpBuilder &b, Location loc, Operation *op,
+                                  ArrayRef<SmallVector<Value>> operandLanes,
+                                  int64_t numLanes) {
+  Type resultType = getElementType(op->getResult(0));
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < numLanes; ++l) {
+    SmallVector<Value> scalars;
+    for (const SmallVector<Value> &lanesOfOperand : operandLanes)
+      scalars.push_back(lanesOfOperand[l]);
+    FailureOr<Value> r = emitScalarOp(b, loc, op, scalars);
+    if (failed(r))
+      return failure();
+    lanes.push_back(roundToType(b, loc, *r, resultType));
+  }
+  return lanes;
+}

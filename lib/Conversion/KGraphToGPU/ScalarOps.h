@@ -49,6 +49,14 @@ mlir::FailureOr<mlir::Value> emitScalarOp(mlir::OpBuilder &b,
                                           mlir::Operation *op,
                                           llvm::ArrayRef<mlir::Value> x);
 
+/// `emitScalarOp` on each of `numLanes` lanes: lane l of every operand is
+/// `operandLanes[operand][l]`; each result is rounded to the element type of
+/// `op`'s result.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+emitScalarOpLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                  llvm::ArrayRef<llvm::SmallVector<mlir::Value>> operandLanes,
+                  int64_t numLanes);
+
 } // namespace kgraph::detail
 
 #endif // KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_SCALAROPS_H
