@@ -41,6 +41,21 @@ def dag_two_results(x, y):
     return torch.sigmoid(a * b), a
 
 
+def _two_results_case(n, dt, tol):
+    t = f"tensor<{n}x{dt}>"
+    return GraphCase(
+        f"ew_dag_two_results_{dt}_{n}",
+        f"""func.func @main(%x: {t}, %y: {t}) -> ({t}, {t}) {{
+  %a = kgraph.tanh %x : {t}
+  %b = kgraph.add %a, %y : {t}, {t}
+  %c = kgraph.mul %a, %b : {t}, {t}
+  %d = kgraph.sigmoid %c : {t}
+  return %d, %a : {t}, {t}
+}}""",
+        [Input("x", [n], dt, lo=-3, hi=3), Input("y", [n], dt)],
+        dag_two_results, kernels=1, tol=tol)
+
+
 def dag_diamond(x, y):
     # Two branches of x meeting again, with a column broadcast.
     e = torch.exp(-x * x)
@@ -66,28 +81,8 @@ CASES = [
                 tol=(2e-2, 2e-2)),
     _chain_case("ew_gelu_chain_f16_4096x4096", 4096, 4096, "f16",
                 tol=(2e-2, 2e-2), bench=True, memcheck=False),
-    GraphCase(
-        "ew_dag_two_results_f32_1003",
-        """func.func @main(%x: tensor<1003xf32>, %y: tensor<1003xf32>) -> (tensor<1003xf32>, tensor<1003xf32>) {
-  %a = kgraph.tanh %x : tensor<1003xf32>
-  %b = kgraph.add %a, %y : tensor<1003xf32>, tensor<1003xf32>
-  %c = kgraph.mul %a, %b : tensor<1003xf32>, tensor<1003xf32>
-  %d = kgraph.sigmoid %c : tensor<1003xf32>
-  return %d, %a : tensor<1003xf32>, tensor<1003xf32>
-}""",
-        [Input("x", [1003], "f32", lo=-3, hi=3), Input("y", [1003], "f32")],
-        dag_two_results, kernels=1, tol=(1e-5, 1e-6)),
-    GraphCase(
-        "ew_dag_two_results_f16_999",
-        """func.func @main(%x: tensor<999xf16>, %y: tensor<999xf16>) -> (tensor<999xf16>, tensor<999xf16>) {
-  %a = kgraph.tanh %x : tensor<999xf16>
-  %b = kgraph.add %a, %y : tensor<999xf16>, tensor<999xf16>
-  %c = kgraph.mul %a, %b : tensor<999xf16>, tensor<999xf16>
-  %d = kgraph.sigmoid %c : tensor<999xf16>
-  return %d, %a : tensor<999xf16>, tensor<999xf16>
-}""",
-        [Input("x", [999], "f16", lo=-3, hi=3), Input("y", [999], "f16")],
-        dag_two_results, kernels=1, tol=(1e-2, 1e-2)),
+    _two_results_case(1003, "f32", tol=(1e-5, 1e-6)),
+    _two_results_case(999, "f16", tol=(1e-2, 1e-2)),
     GraphCase(
         "ew_dag_diamond_f32_65x129",
         """func.func @main(%x: tensor<65x129xf32>, %y: tensor<65x1xf32>) -> tensor<65x129xf32> {

@@ -54,6 +54,28 @@ def cast(x, dtype):
 # --- matmul -----------------------------------------------------------------
 
 
+def one_group(args, anchor, body, result_type, **fmt):
+    """A func whose one fused group takes `args` ([(name, type)], block
+    arguments %<name>_), computes the `anchor` line, then `body` (MLIR lines
+    formatted with the block arguments and `fmt`) ending in %r of type
+    `result_type`, and yields %r."""
+    sig = ", ".join(f"%{nm}: {ty}" for nm, ty in args)
+    types = ", ".join(ty for _, ty in args)
+    names = ", ".join(f"%{nm}" for nm, _ in args)
+    bargs = ", ".join(f"%{nm}_: {ty}" for nm, ty in args)
+    lines = "\n    ".join(body.format(**{nm: f"%{nm}_" for nm, _ in args},
+                                      **fmt).strip().splitlines())
+    return f"""func.func @main({sig}) -> {result_type} {{
+  %0 = kgraph.fused ({names}) : ({types}) -> {result_type} {{
+  ^bb0({bargs}):
+    {anchor}
+    {lines}
+    kgraph.yield %r : {result_type}
+  }}
+  return %0 : {result_type}
+}}"""
+
+
 def mm_group(m, n, k, dt, body, extra, out_dt=None, batch=None, acc_dt=None):
     """A func with one fused group: %x [B?, M, K] @ %y [B?, K, N] -> %m of
     acc_dt, then `body` (MLIR lines using %m, the extra block arguments and
@@ -64,21 +86,8 @@ def mm_group(m, n, k, dt, body, extra, out_dt=None, batch=None, acc_dt=None):
     ta, tb = t(lead + [m, k], dt), t(lead + [k, n], dt)
     tm, tr = t(lead + [m, n], acc_dt), t(lead + [m, n], out_dt)
     args = [("a", ta), ("b", tb)] + [(nm, t(s, d)) for nm, s, d in extra]
-    sig = ", ".join(f"%{nm}: {ty}" for nm, ty in args)
-    types = ", ".join(ty for _, ty in args)
-    names = ", ".join(f"%{nm}" for nm, _ in args)
-    bargs = ", ".join(f"%{nm}_: {ty}" for nm, ty in args)
-    lines = "\n    ".join(body.format(**{nm: f"%{nm}_" for nm, _ in args},
-                                      tm=tm, tr=tr).strip().splitlines())
-    return f"""func.func @main({sig}) -> {tr} {{
-  %0 = kgraph.fused ({names}) : ({types}) -> {tr} {{
-  ^bb0({bargs}):
-    %m = kgraph.matmul %a_, %b_ : {ta}, {tb} -> {tm}
-    {lines}
-    kgraph.yield %r : {tr}
-  }}
-  return %0 : {tr}
-}}"""
+    return one_group(args, f"%m = kgraph.matmul %a_, %b_ : {ta}, {tb} -> {tm}",
+                     body, tr, tm=tm, tr=tr)
 
 
 BIAS_RELU = """
@@ -182,21 +191,9 @@ def conv_group(x_shape, w_shape, out_shape, dt, attrs, body, extra):
     """One fused group: %c = conv2d(%x, %w) then `body` ending in %r."""
     tx, tw, to = t(x_shape, dt), t(w_shape, dt), t(out_shape, dt)
     args = [("x", tx), ("w", tw)] + [(nm, t(s, d)) for nm, s, d in extra]
-    sig = ", ".join(f"%{nm}: {ty}" for nm, ty in args)
-    types = ", ".join(ty for _, ty in args)
-    names = ", ".join(f"%{nm}" for nm, _ in args)
-    bargs = ", ".join(f"%{nm}_: {ty}" for nm, ty in args)
-    lines = "\n    ".join(body.format(**{nm: f"%{nm}_" for nm, _ in args},
-                                      to=to).strip().splitlines())
-    return f"""func.func @main({sig}) -> {to} {{
-  %0 = kgraph.fused ({names}) : ({types}) -> {to} {{
-  ^bb0({bargs}):
-    %c = kgraph.conv2d %x_, %w_ {attrs}: {tx}, {tw} -> {to}
-    {lines}
-    kgraph.yield %r : {to}
-  }}
-  return %0 : {to}
-}}"""
+    return one_group(
+        args, f"%c = kgraph.conv2d %x_, %w_ {attrs}: {tx}, {tw} -> {to}",
+        body, to, to=to)
 
 
 def wrange(k):

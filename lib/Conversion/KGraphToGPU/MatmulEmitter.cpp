@@ -885,8 +885,7 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
   } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
     FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
     if (failed(scalar))
-      return cst.emitOpError("only splat tensor constants can be used inside "
-                             "a kernel group");
+      return failure();
     lanes.assign(at.acc.size(), *scalar);
   } else {
     Operation *op = v.getDefiningOp();
@@ -897,16 +896,11 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
         return failure();
       operands.push_back(*l);
     }
-    Type resultType = llvm::cast<ShapedType>(v.getType()).getElementType();
-    for (size_t e = 0; e < at.acc.size(); ++e) {
-      SmallVector<Value> x;
-      for (auto &l : operands)
-        x.push_back(l[e]);
-      FailureOr<Value> r = emitScalarOp(b, loc, op, x);
-      if (failed(r))
-        return failure();
-      lanes.push_back(roundToType(b, loc, *r, resultType));
-    }
+    FailureOr<SmallVector<Value>> r =
+        emitScalarOpLanes(b, loc, op, operands, at.acc.size());
+    if (failed(r))
+      return failure();
+    lanes = std::move(*r);
   }
   at.memo[v] = lanes;
   return lanes;

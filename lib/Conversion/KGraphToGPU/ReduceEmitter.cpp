@@ -26,8 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "LaneEvaluator.h"
 #include "ScalarOps.h"
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,223 +39,10 @@
 
 using namespace mlir;
 using namespace kgraph;
+using namespace kgraph::detail;
 
-namespace {
-
-/// Which flat elements of a value the W lanes read: W consecutive elements
-/// starting at a multiple of W, one element for all lanes, or one index per
-/// lane.
-enum class AccessKind { Contiguous, Uniform, Gather };
-struct Access {
-  AccessKind kind;
-  SmallVector<Value> indices; ///< one index, or W for gathers
-};
-
-Type getElementType(Value v) {
+static Type getElementType(Value v) {
   return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
-ArrayRef<int64_t> getShape(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getShape();
-}
-
-/// Evaluates values of the group on W lanes: loads block arguments, clones
-/// splat constants, emits elementwise ops through kgraph::detail::emitScalarOp and
-/// returns the lanes given in `known` (the reduce result on the output side).
-class LaneEvaluator {
-public:
-  LaneEvaluator(OpBuilder &b, Location loc, int64_t width,
-                const DenseMap<Value, Value> &flatArgs,
-                const DenseMap<Value, SmallVector<Value>> &known)
-      : b(b), loc(loc), width(width), flatArgs(flatArgs), known(known) {}
-
-  FailureOr<SmallVector<Value>> evaluate(Value v, const Access &access);
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value toStorage(Value computed, Type elementType) {
-    return kgraph::detail::toStorageType(b, loc, computed, elementType);
-  }
-  Value roundTo(Value computed, Type elementType) {
-    return kgraph::detail::roundToType(b, loc, computed, elementType);
-  }
-
-private:
-  Value toCompute(Value stored, Type elementType) {
-    return kgraph::detail::toComputeType(b, loc, stored, elementType);
-  }
-  Access mapAccess(const Access &access, ArrayRef<int64_t> from,
-                   ArrayRef<int64_t> to);
-  Value mapIndex(Value flat, ArrayRef<int64_t> from, ArrayRef<int64_t> to);
-  SmallVector<Value> load(Value flat, Type elementType, const Access &access);
-
-  OpBuilder &b;
-  Location loc;
-  int64_t width;
-  const DenseMap<Value, Value> &flatArgs;
-  const DenseMap<Value, SmallVector<Value>> &known;
-  DenseMap<std::tuple<Value, unsigned, Value>, SmallVector<Value>> memo;
-};
-
-} // namespace
-
-/// numpy broadcasting: `to` right-aligned against a shape of rank `rank`.
-static SmallVector<int64_t> alignShape(ArrayRef<int64_t> to, size_t rank) {
-  SmallVector<int64_t> aligned(rank - to.size(), 1);
-  aligned.append(to.begin(), to.end());
-  return aligned;
-}
-
-Value LaneEvaluator::mapIndex(Value flat, ArrayRef<int64_t> from,
-                              ArrayRef<int64_t> to) {
-  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
-  int64_t rank = from.size();
-  SmallVector<int64_t> strideFrom(rank, 1), strideTo(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) {
-    strideFrom[d] = strideFrom[d + 1] * from[d + 1];
-    strideTo[d] = strideTo[d + 1] * alignedTo[d + 1];
-  }
-  Value result;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (alignedTo[d] == 1)
-      continue;
-    Value coord = flat;
-    if (strideFrom[d] != 1)
-      coord = arith::DivUIOp::create(b, loc, coord, index(strideFrom[d]));
-    if (d != 0)
-      coord = arith::RemUIOp::create(b, loc, coord, index(from[d]));
-    if (strideTo[d] != 1)
-      coord = arith::MulIOp::create(b, loc, coord, index(strideTo[d]));
-    result = result ? arith::AddIOp::create(b, loc, result, coord) : coord;
-  }
-  return result ? result : index(0);
-}
-
-Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
-                                ArrayRef<int64_t> to) {
-  int64_t numFrom = ShapedType::getNumElements(from);
-  int64_t numTo = ShapedType::getNumElements(to);
-  if (numFrom == numTo)
-    return access;
-  if (numTo == 1)
-    return {AccessKind::Uniform, {index(0)}};
-  if (access.kind == AccessKind::Uniform)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
-  if (access.kind == AccessKind::Gather) {
-    Access gathered{AccessKind::Gather, {}};
-    for (Value idx : access.indices)
-      gathered.indices.push_back(mapIndex(idx, from, to));
-    return gathered;
-  }
-  // Contiguous W lanes from a multiple of W: still contiguous if the operand
-  // matches along a trailing extent divisible by W, uniform if it is
-  // broadcast along one, gathered otherwise.
-  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
-  int64_t matching = 1, broadcast = 1;
-  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == from[d]; --d)
-    matching *= from[d];
-  if (matching % width == 0)
-    return {AccessKind::Contiguous, {mapIndex(access.indices[0], from, to)}};
-  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == 1; --d)
-    broadcast *= from[d];
-  if (broadcast % width == 0)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
-  Access gathered{AccessKind::Gather, {}};
-  for (int64_t l = 0; l < width; ++l) {
-    Value idx = l == 0 ? access.indices[0]
-                       : arith::AddIOp::create(b, loc, access.indices[0],
-                                               index(l));
-    gathered.indices.push_back(mapIndex(idx, from, to));
-  }
-  return gathered;
-}
-
-SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,
-                                       const Access &access) {
-  Type storageType = getStorageElementType(elementType);
-  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
-  SmallVector<Value> lanes;
-  switch (access.kind) {
-  case AccessKind::Contiguous:
-    if (width > 1) {
-      auto vecType = VectorType::get({width}, storageType);
-      Value vec = vector::LoadOp::create(
-          b, loc, vecType, flat, access.indices[0], /*nontemporal=*/false,
-          llvm::MaybeAlign(width * bytes));
-      for (int64_t l = 0; l < width; ++l)
-        lanes.push_back(vector::ExtractOp::create(b, loc, vec, l));
-    } else {
-      lanes.push_back(memref::LoadOp::create(b, loc, flat, access.indices));
-    }
-    break;
-  case AccessKind::Uniform:
-    lanes.assign(width,
-                 memref::LoadOp::create(b, loc, flat, access.indices[0]));
-    break;
-  case AccessKind::Gather:
-    for (Value idx : access.indices)
-      lanes.push_back(memref::LoadOp::create(b, loc, flat, idx));
-    break;
-  }
-  for (Value &lane : lanes)
-    lane = toCompute(lane, elementType);
-  return lanes;
-}
-
-FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
-                                                      const Access &a) {
-  if (auto it = known.find(v); it != known.end())
-    return it->second;
-  auto key = std::make_tuple(v, unsigned(a.kind), a.indices[0]);
-  if (a.kind != AccessKind::Gather)
-    if (auto it = memo.find(key); it != memo.end())
-      return it->second;
-
-  SmallVector<Value> lanes;
-  Type elementType = getElementType(v);
-  if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
-    lanes = load(flatArgs.lookup(arg), elementType, a);
-  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
-    // checkReduceGroup admits only splats.
-    auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
-    Value scalar;
-    if (llvm::isa<FloatType>(elementType)) {
-      APFloat value = dense.getSplatValue<APFloat>();
-      bool lost;
-      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                    &lost);
-      scalar = arith::ConstantOp::create(
-          b, loc, b.getF32FloatAttr(value.convertToFloat()));
-    } else {
-      APInt value = dense.getSplatValue<APInt>();
-      scalar = arith::ConstantOp::create(
-          b, loc,
-          b.getIntegerAttr(kgraph::detail::getComputeType(elementType),
-                           elementType.isInteger(1) ? value.getZExtValue()
-                                                    : value.getSExtValue()));
-    }
-    lanes.assign(width, scalar);
-  } else {
-    Operation *op = v.getDefiningOp();
-    SmallVector<SmallVector<Value>> operandLanes;
-    for (Value operand : op->getOperands()) {
-      FailureOr<SmallVector<Value>> l =
-          evaluate(operand, mapAccess(a, getShape(v), getShape(operand)));
-      if (failed(l))
-        return failure();
-      operandLanes.push_back(*l);
-    }
-    for (int64_t l = 0; l < width; ++l) {
-      SmallVector<Value> scalars;
-      for (auto &lanesOfOperand : operandLanes)
-        scalars.push_back(lanesOfOperand[l]);
-      FailureOr<Value> r = kgraph::detail::emitScalarOp(b, loc, op, scalars);
-      if (failed(r))
-        return failure();
-      lanes.push_back(roundTo(*r, elementType));
-    }
-  }
-  if (a.kind != AccessKind::Gather)
-    memo[key] = lanes;
-  return lanes;
 }
 
 LogicalResult kgraph::checkReduceGroup(FusedOp group, ReduceConfigAttr config) {
@@ -277,7 +65,7 @@ public:
                       const ReduceLayout &layout)
       : group(group), config(config), kernel(kernel), reduce(reduce),
         layout(layout), loc(group.getLoc()),
-        accType(kgraph::detail::getComputeType(getElementType(reduce.getResult()))) {}
+        accType(getComputeType(getElementType(reduce.getResult()))) {}
 
   LogicalResult emit();
 
@@ -362,8 +150,7 @@ Value ReduceKernelBuilder::combine(OpBuilder &b, Value x, Value y) {
 
 FailureOr<SmallVector<Value>>
 ReduceKernelBuilder::loadInput(OpBuilder &b, Value offset, int64_t width) {
-  DenseMap<Value, SmallVector<Value>> none;
-  LaneEvaluator eval(b, loc, width, flatArgs, none);
+  LaneEvaluator eval(b, loc, width, flatArgs);
   FailureOr<SmallVector<Value>> lanes =
       eval.evaluate(reduce.getInput(), {AccessKind::Contiguous, {offset}});
   if (failed(lanes))
@@ -400,8 +187,7 @@ LogicalResult ReduceKernelBuilder::finishAndStore(OpBuilder &b,
                                                   Value o) {
   int64_t width = accs.size();
   Type resultType = getElementType(reduce.getResult());
-  DenseMap<Value, SmallVector<Value>> known;
-  LaneEvaluator eval(b, loc, width, flatArgs, known);
+  LaneEvaluator eval(b, loc, width, flatArgs);
   SmallVector<Value> lanes;
   for (Value acc : accs) {
     if (reduce.getKind() == ReduceKind::mean)
@@ -409,28 +195,15 @@ LogicalResult ReduceKernelBuilder::finishAndStore(OpBuilder &b,
           b, loc, acc,
           arith::ConstantOp::create(
               b, loc, b.getF32FloatAttr(float(layout.rowSize))));
-    lanes.push_back(eval.roundTo(acc, resultType));
+    lanes.push_back(roundToType(b, loc, acc, resultType));
   }
-  known[reduce.getResult()] = lanes;
+  eval.bind(reduce.getResult(), lanes);
   Value yielded = group.getYield().getValues().front();
   FailureOr<SmallVector<Value>> out =
       eval.evaluate(yielded, {AccessKind::Contiguous, {o}});
   if (failed(out))
     return failure();
-  Type outType = getElementType(group.getResult(0));
-  SmallVector<Value> stored;
-  for (Value lane : *out)
-    stored.push_back(eval.toStorage(lane, outType));
-  if (width == 1) {
-    memref::StoreOp::create(b, loc, stored[0], flatOutput, o);
-    return success();
-  }
-  Type storageType = getStorageElementType(outType);
-  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
-  Value vec = vector::FromElementsOp::create(
-      b, loc, VectorType::get({width}, storageType), stored);
-  vector::StoreOp::create(b, loc, vec, flatOutput, o, /*nontemporal=*/false,
-                          llvm::MaybeAlign(width * bytes));
+  eval.store(*out, getElementType(group.getResult(0)), flatOutput, o);
   return success();
 }
 
@@ -578,17 +351,9 @@ LogicalResult ReduceKernelBuilder::emit() {
   Block &body = group.getBody().front();
   unsigned numInputs = group.getInputs().size();
 
-  auto flatten = [&](Value memref) -> Value {
-    auto type = llvm::cast<MemRefType>(memref.getType());
-    int64_t n = type.getNumElements();
-    auto flatType = MemRefType::get({n}, type.getElementType());
-    return memref::ReinterpretCastOp::create(b, loc, flatType, memref, 0,
-                                             ArrayRef<int64_t>{n},
-                                             ArrayRef<int64_t>{1});
-  };
   for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flatten(entry.getArgument(i));
-  flatOutput = flatten(entry.getArgument(numInputs));
+    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
+  flatOutput = flattenMemRef(b, loc, entry.getArgument(numInputs));
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);

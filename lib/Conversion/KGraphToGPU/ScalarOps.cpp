@@ -61,9 +61,13 @@ Value kgraph::detail::roundToType(OpBuilder &b, Location loc, Value computed,
 
 FailureOr<Value> kgraph::detail::emitSplatConstant(OpBuilder &b, Location loc,
                                                    arith::ConstantOp cst) {
+  auto notSplat = [&] {
+    return cst.emitOpError("only splat tensor constants can be used inside a "
+                           "kernel group");
+  };
   auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
   if (!dense || !dense.isSplat())
-    return failure();
+    return notSplat();
   Type elementType = dense.getElementType();
   if (llvm::isa<FloatType>(elementType)) {
     APFloat value = dense.getSplatValue<APFloat>();
@@ -73,7 +77,7 @@ FailureOr<Value> kgraph::detail::emitSplatConstant(OpBuilder &b, Location loc,
         b, loc, b.getF32FloatAttr(value.convertToFloat())));
   }
   if (!elementType.isIntOrIndex())
-    return failure();
+    return notSplat();
   APInt value = dense.getSplatValue<APInt>();
   Type computeType = getComputeType(elementType);
   int64_t v = elementType.isInteger(1) ? value.getZExtValue()
@@ -251,4 +255,22 @@ FailureOr<Value> kgraph::detail::emitScalarOp(OpBuilder &b, Location loc,
   if (name == "kgraph.select")
     return Value(arith::SelectOp::create(b, loc, x[0], x[1], x[2]));
   return op->emitOpError("has no elementwise lowering"), failure();
+}
+
+FailureOr<SmallVector<Value>>
+kgraph::detail::emitScalarOpLanes(OpBuilder &b, Location loc, Operation *op,
+                                  ArrayRef<SmallVector<Value>> operandLanes,
+                                  int64_t numLanes) {
+  Type resultType = getElementType(op->getResult(0));
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < numLanes; ++l) {
+    SmallVector<Value> scalars;
+    for (const SmallVector<Value> &lanesOfOperand : operandLanes)
+      scalars.push_back(lanesOfOperand[l]);
+    FailureOr<Value> r = emitScalarOp(b, loc, op, scalars);
+    if (failed(r))
+      return failure();
+    lanes.push_back(roundToType(b, loc, *r, resultType));
+  }
+  return lanes;
 }

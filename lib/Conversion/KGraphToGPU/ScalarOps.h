@@ -35,7 +35,8 @@ mlir::Value roundToType(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value computed, mlir::Type elementType);
 
 /// The value of a splat `arith.constant` of element type `elementType`, in
-/// compute type; failure for a constant that is not a splat dense tensor.
+/// compute type; failure, with a diagnostic on `cst`, for a constant that is
+/// not a splat dense tensor (the only constants a kernel clones per lane).
 mlir::FailureOr<mlir::Value> emitSplatConstant(mlir::OpBuilder &b,
                                                mlir::Location loc,
                                                mlir::arith::ConstantOp cst);
@@ -47,6 +48,14 @@ mlir::FailureOr<mlir::Value> emitScalarOp(mlir::OpBuilder &b,
                                           mlir::Location loc,
                                           mlir::Operation *op,
                                           llvm::ArrayRef<mlir::Value> x);
+
+/// `emitScalarOp` on each of `numLanes` lanes: lane l of every operand is
+/// `operandLanes[operand][l]`; each result is rounded to the element type of
+/// `op`'s result.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+emitScalarOpLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                  llvm::ArrayRef<llvm::SmallVector<mlir::Value>> operandLanes,
+                  int64_t numLanes);
 
 } // namespace kgraph::detail
 

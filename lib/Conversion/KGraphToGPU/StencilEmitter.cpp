@@ -513,24 +513,10 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
   } else {
     Operation *op = v.getDefiningOp();
     if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
-      auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
-      Type et = elementType(v);
-      Value scalar;
-      if (llvm::isa<FloatType>(et)) {
-        APFloat value = dense.getSplatValue<APFloat>();
-        bool lost;
-        value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                      &lost);
-        scalar = f32(value.convertToFloat());
-      } else {
-        APInt value = dense.getSplatValue<APInt>();
-        scalar = arith::ConstantOp::create(
-            b, loc,
-            b.getIntegerAttr(kgraph::detail::getComputeType(et),
-                             et.isInteger(1) ? value.getZExtValue()
-                                             : value.getSExtValue()));
-      }
-      out.assign(rpt * channels, scalar);
+      FailureOr<Value> scalar = kgraph::detail::emitSplatConstant(b, loc, cst);
+      if (failed(scalar))
+        return failure();
+      out.assign(rpt * channels, *scalar);
     } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
       FailureOr<SmallVector<Value>> r = evaluateConv(conv);
       if (failed(r))

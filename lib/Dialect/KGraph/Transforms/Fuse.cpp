@@ -61,6 +61,13 @@ bool kgraph::isSplatConstant(Value value) {
   return dense && dense.isSplat();
 }
 
+LogicalResult kgraph::verifyKernelConstant(Operation *op) {
+  if (op->getNumResults() == 1 && isSplatConstant(op->getResult(0)))
+    return success();
+  return op->emitOpError("only splat tensor constants can be used inside a "
+                         "kernel group");
+}
+
 /// H, W and channel positions of a 4-D value in `layout`.
 static void gridDims(Layout layout, unsigned &h, unsigned &w, unsigned &c) {
   if (layout == Layout::nhwc) {

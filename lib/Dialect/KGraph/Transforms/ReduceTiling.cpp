@@ -2,6 +2,7 @@
 
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -65,11 +66,9 @@ LogicalResult kgraph::verifyReduceGroup(FusedOp group) {
       reduce = r;
       continue;
     }
-    if (auto cst = llvm::dyn_cast<arith::ConstantOp>(op)) {
-      auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
-      if (!dense || !dense.isSplat())
-        return op.emitOpError("only splat tensor constants can be used "
-                              "inside a kernel group");
+    if (llvm::isa<arith::ConstantOp>(op)) {
+      if (failed(verifyKernelConstant(&op)))
+        return failure();
       continue;
     }
     if (!isElementwiseOp(&op))

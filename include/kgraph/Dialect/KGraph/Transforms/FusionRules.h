@@ -43,6 +43,11 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> shape,
 /// True if `value` is an `arith.constant` splat tensor.
 bool isSplatConstant(mlir::Value value);
 
+/// Succeeds if the `arith.constant` `op` of a kernel group is a splat tensor
+/// (the only constants kernels clone into their lanes); otherwise diagnoses
+/// `op`.
+mlir::LogicalResult verifyKernelConstant(mlir::Operation *op);
+
 /// True for a conv2d or pool2d that a stencil group may hold: strides 1,
 /// output H,W equal to input H,W, window at most 7x7, channels at most 4,
 /// and for conv2d dilations 1 and groups 1. Otherwise false, with the

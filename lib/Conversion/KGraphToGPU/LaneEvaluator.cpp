@@ -1,0 +1,199 @@
+//===- LaneEvaluator.cpp - elementwise values on W lanes ------------------===//
+
+#include "LaneEvaluator.h"
+#include "ScalarOps.h"
+
+#include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace kgraph;
+using namespace kgraph::detail;
+
+static Type getElementType(Value v) {
+  return llvm::cast<ShapedType>(v.getType()).getElementType();
+}
+
+static ArrayRef<int64_t> getShape(Value v) {
+  return llvm::cast<ShapedType>(v.getType()).getShape();
+}
+
+/// numpy broadcasting: right-align `to` against `from` with leading ones.
+static SmallVector<int64_t> alignShape(ArrayRef<int64_t> to, size_t rank) {
+  SmallVector<int64_t> aligned(rank - to.size(), 1);
+  aligned.append(to.begin(), to.end());
+  return aligned;
+}
+
+Value kgraph::detail::flattenMemRef(OpBuilder &b, Location loc, Value memref) {
+  auto type = llvm::cast<MemRefType>(memref.getType());
+  int64_t n = type.getNumElements();
+  auto flatType = MemRefType::get({n}, type.getElementType());
+  return memref::ReinterpretCastOp::create(b, loc, flatType, memref, 0,
+                                           ArrayRef<int64_t>{n},
+                                           ArrayRef<int64_t>{1});
+}
+
+Value LaneEvaluator::indexConst(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value LaneEvaluator::mapIndex(Value flat, ArrayRef<int64_t> from,
+                              ArrayRef<int64_t> to) {
+  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
+  int64_t rank = from.size();
+  SmallVector<int64_t> strideFrom(rank, 1), strideTo(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    strideFrom[d] = strideFrom[d + 1] * from[d + 1];
+    strideTo[d] = strideTo[d + 1] * alignedTo[d + 1];
+  }
+  Value result;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (alignedTo[d] == 1)
+      continue;
+    // coord_d = (flat / strideFrom[d]) % from[d]; the modulo is not needed
+    // for the outermost dimension.
+    Value coord = flat;
+    if (strideFrom[d] != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, indexConst(strideFrom[d]));
+    if (d != 0)
+      coord = arith::RemUIOp::create(b, loc, coord, indexConst(from[d]));
+    if (strideTo[d] != 1)
+      coord = arith::MulIOp::create(b, loc, coord, indexConst(strideTo[d]));
+    result = result ? arith::AddIOp::create(b, loc, result, coord) : coord;
+  }
+  return result ? result : indexConst(0);
+}
+
+Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
+                                ArrayRef<int64_t> to) {
+  int64_t numFrom = ShapedType::getNumElements(from);
+  int64_t numTo = ShapedType::getNumElements(to);
+  // Same number of elements under broadcasting means the same flat order.
+  if (numFrom == numTo)
+    return access;
+  if (numTo == 1)
+    return {AccessKind::Uniform, {indexConst(0)}};
+  if (access.kind == AccessKind::Uniform)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+  if (access.kind == AccessKind::Gather) {
+    Access gathered{AccessKind::Gather, {}};
+    for (Value idx : access.indices)
+      gathered.indices.push_back(mapIndex(idx, from, to));
+    return gathered;
+  }
+  // Contiguous W lanes from a multiple of W: still contiguous if the operand
+  // matches along a trailing extent divisible by W, uniform if it is
+  // broadcast along one, gathered otherwise.
+  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
+  int64_t matching = 1; // trailing extent where `to` is not broadcast
+  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == from[d]; --d)
+    matching *= from[d];
+  if (matching % width == 0)
+    return {AccessKind::Contiguous, {mapIndex(access.indices[0], from, to)}};
+  int64_t broadcast = 1; // trailing extent along which `to` is broadcast
+  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == 1; --d)
+    broadcast *= from[d];
+  if (broadcast % width == 0)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+  Access gathered{AccessKind::Gather, {}};
+  for (int64_t l = 0; l < width; ++l) {
+    Value idx = l == 0 ? access.indices[0]
+                       : arith::AddIOp::create(b, loc, access.indices[0],
+                                               indexConst(l));
+    gathered.indices.push_back(mapIndex(idx, from, to));
+  }
+  return gathered;
+}
+
+SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,
+                                       const Access &access) {
+  Type storageType = getStorageElementType(elementType);
+  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
+  SmallVector<Value> lanes;
+  switch (access.kind) {
+  case AccessKind::Contiguous:
+    if (width > 1) {
+      auto vecType = VectorType::get({width}, storageType);
+      Value vec = vector::LoadOp::create(
+          b, loc, vecType, flat, access.indices[0], /*nontemporal=*/false,
+          llvm::MaybeAlign(width * bytes));
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(vector::ExtractOp::create(b, loc, vec, l));
+    } else {
+      lanes.push_back(memref::LoadOp::create(b, loc, flat, access.indices));
+    }
+    break;
+  case AccessKind::Uniform:
+    lanes.assign(width,
+                 memref::LoadOp::create(b, loc, flat, access.indices[0]));
+    break;
+  case AccessKind::Gather:
+    for (Value idx : access.indices)
+      lanes.push_back(memref::LoadOp::create(b, loc, flat, idx));
+    break;
+  }
+  for (Value &lane : lanes)
+    lane = toComputeType(b, loc, lane, elementType);
+  return lanes;
+}
+
+void LaneEvaluator::store(ArrayRef<Value> lanes, Type elementType, Value flat,
+                          Value index) {
+  Type storageType = getStorageElementType(elementType);
+  unsigned bytes = std::max(1u, storageType.getIntOrFloatBitWidth() / 8);
+  SmallVector<Value> stored;
+  for (Value lane : lanes)
+    stored.push_back(toStorageType(b, loc, lane, elementType));
+  if (stored.size() == 1) {
+    memref::StoreOp::create(b, loc, stored[0], flat, index);
+    return;
+  }
+  auto vecType = VectorType::get({int64_t(stored.size())}, storageType);
+  Value vec = vector::FromElementsOp::create(b, loc, vecType, stored);
+  vector::StoreOp::create(b, loc, vec, flat, index, /*nontemporal=*/false,
+                          llvm::MaybeAlign(stored.size() * bytes));
+}
+
+FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
+                                                      const Access &a) {
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
+  auto key = std::make_tuple(v, unsigned(a.kind), a.indices[0]);
+  if (a.kind != AccessKind::Gather)
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+
+  SmallVector<Value> lanes;
+  Type elementType = getElementType(v);
+  if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+    lanes = load(flatArgs.lookup(arg), elementType, a);
+  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+    // The group checks admit splat constants only.
+    FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
+    if (failed(scalar))
+      return failure();
+    lanes.assign(width, *scalar);
+  } else {
+    Operation *op = v.getDefiningOp();
+    SmallVector<SmallVector<Value>> operandLanes;
+    for (Value operand : op->getOperands()) {
+      FailureOr<SmallVector<Value>> l =
+          evaluate(operand, mapAccess(a, getShape(v), getShape(operand)));
+      if (failed(l))
+        return failure();
+      operandLanes.push_back(*l);
+    }
+    FailureOr<SmallVector<Value>> r =
+        emitScalarOpLanes(b, loc, op, operandLanes, width);
+    if (failed(r))
+      return failure();
+    lanes = std::move(*r);
+  }
+  if (a.kind != AccessKind::Gather)
+    memo[key] = lanes;
+  return lanes;
+}

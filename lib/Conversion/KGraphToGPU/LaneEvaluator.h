@@ -1,0 +1,86 @@
+//===- LaneEvaluator.h - elementwise values on W lanes ----------*- C++ -*-===//
+//
+// Private to lib/Conversion/KGraphToGPU: evaluates the elementwise values of
+// a kernel group on W lanes, shared by the elementwise and the reduction
+// emitters. Each value is evaluated under an *access*: which flat elements
+// of that value the W lanes need. Broadcasting maps the access of a result
+// to the access of each operand:
+//   - contiguous: lanes are value[i .. i+W), one aligned vector load;
+//   - uniform:    every lane reads value[i], one scalar load;
+//   - gather:     lane l reads value[i_l], W scalar loads.
+// Arithmetic goes through ScalarOps.h, per lane, in compute type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
+#define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <tuple>
+
+namespace kgraph::detail {
+
+enum class AccessKind { Contiguous, Uniform, Gather };
+
+/// Which flat elements of a value the W lanes read.
+struct Access {
+  AccessKind kind;
+  llvm::SmallVector<mlir::Value> indices; ///< one index, or W for gathers
+};
+
+/// A dense row-major memref viewed as 1-D (free: a reinterpret_cast).
+mlir::Value flattenMemRef(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value memref);
+
+/// Evaluates values of a group on W lanes: loads block arguments (through
+/// `flatArgs`, the flat view of each), clones splat constants and emits
+/// elementwise ops, rounding each to its declared element type. Values the
+/// caller has computed itself (a reduce result) are bound with `bind`.
+class LaneEvaluator {
+public:
+  LaneEvaluator(mlir::OpBuilder &b, mlir::Location loc, int64_t width,
+                const llvm::DenseMap<mlir::Value, mlir::Value> &flatArgs)
+      : b(b), loc(loc), width(width), flatArgs(flatArgs) {}
+
+  /// The W lanes of `v` under `access`, in compute type.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluate(mlir::Value v, const Access &access);
+
+  /// Makes `evaluate(v, ...)` return `lanes` (compute type) under every
+  /// access, without looking at how `v` is defined.
+  void bind(mlir::Value v, llvm::ArrayRef<mlir::Value> lanes) {
+    known[v].assign(lanes.begin(), lanes.end());
+  }
+
+  /// Stores `lanes` (compute type of `elementType`) to the flat memref
+  /// `flat` at `index`: one vector store for several lanes.
+  void store(llvm::ArrayRef<mlir::Value> lanes, mlir::Type elementType,
+             mlir::Value flat, mlir::Value index);
+
+private:
+  mlir::Value indexConst(int64_t v);
+  Access mapAccess(const Access &access, llvm::ArrayRef<int64_t> from,
+                   llvm::ArrayRef<int64_t> to);
+  mlir::Value mapIndex(mlir::Value flat, llvm::ArrayRef<int64_t> from,
+                       llvm::ArrayRef<int64_t> to);
+  llvm::SmallVector<mlir::Value> load(mlir::Value flat, mlir::Type elementType,
+                                      const Access &access);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  int64_t width;
+  const llvm::DenseMap<mlir::Value, mlir::Value> &flatArgs;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> known;
+  /// Memo of evaluated (value, access kind, first index) triples; gathers
+  /// are not memoized.
+  llvm::DenseMap<std::tuple<mlir::Value, unsigned, mlir::Value>,
+                 llvm::SmallVector<mlir::Value>>
+      memo;
+};
+
+} // namespace kgraph::detail
+
+#endif // KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
