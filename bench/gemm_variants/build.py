@@ -9,14 +9,14 @@ bench/RESULTS.md, "GEMM variants").
 
 Each case: (name, batch, M, N, K, transpose_a, transpose_b, input type,
 output type, (tile_m, tile_n, tile_k, warps_m, warps_n, stages)); wgmma
-cases add (instruction N, group_m) to the tile tuple.
+cases add (instruction N, group_m[, copy]) to the tile tuple.
 """
 import sys, os, subprocess, json
 out = sys.argv[1]; K = sys.argv[2]
 os.makedirs(out, exist_ok=True)
 cfg = "#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, warps_n = {wn}, stages = {st}, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = {lw}, smem_padding = 8>"
 # wgmma variants: tile (tm, tn, tk, wm, wn, st, instruction N, group_m).
-wgcfg = "#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, warps_n = {wn}, stages = {st}, instruction = wgmma, instruction_shape = [64, {inn}, 16], load_width = {lw}, smem_padding = 0, group_m = {gm}>"
+wgcfg = "#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, warps_n = {wn}, stages = {st}, instruction = wgmma, instruction_shape = [64, {inn}, 16], load_width = {lw}, smem_padding = 0, group_m = {gm}, copy = {cp}>"
 cases = [
  # name, B, M, N, K, ta, tb, in, out, tile
  ("nn_256", 0, 256, 256, 256, 0, 0, "f16", "f32", (128,128,32,2,2,3)),
@@ -47,6 +47,16 @@ cases = [
  ("perfwg4096_128x256_g1", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,1)),
  ("perfwg4096_128x256_g8", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,8)),
  ("perfwg4096_128x256_g16", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,16)),
+ # TMA loads from a producer warpgroup (copy = tma).
+ ("tma_odd", 0, 1000, 712, 328, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,8,"tma")),
+ ("perftma8192_256x128_g4", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,4,"tma")),
+ ("perftma8192_256x128_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,8,"tma")),
+ ("perftma8192_256x128_g16", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,16,"tma")),
+ ("perftma8192_256x128_s3_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (256,128,64,8,1,3,128,8,"tma")),
+ ("perftma8192_128x256_g8", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,8,"tma")),
+ ("perftma8192_128x256_g16", 0, 8192, 8192, 8192, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,16,"tma")),
+ ("perftma4096_256x128_g8", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (256,128,64,8,1,4,128,8,"tma")),
+ ("perftma4096_128x256_g8", 0, 4096, 4096, 4096, 0, 0, "f16", "f16", (128,256,64,4,2,4,128,8,"tma")),
 ]
 man = []
 for name, B, M, N, Kd, ta, tb, ti, to, tile in cases:
@@ -69,7 +79,8 @@ for name, B, M, N, Kd, ta, tb, ti, to, tile in cases:
     lw = min(lwfor(M if ta else Kd), lwfor(Kd if tb else N))
     if len(tile) > 6:
         c = wgcfg.format(tm=tm, tn=tn, tk=tk, wm=wm, wn=wn, st=st, lw=lw,
-                         inn=tile[6], gm=tile[7])
+                         inn=tile[6], gm=tile[7],
+                         cp=tile[8] if len(tile) > 8 else "cp_async")
     else:
         c = cfg.format(tm=tm, tn=tn, tk=tk, wm=wm, wn=wn, st=st, lw=lw)
     mlir = f'''module attributes {{kgraph.target = "sm_90a"}} {{

@@ -1,4 +1,5 @@
-"""Runs every variant bench/gemm_variants/build.py compiled: float64 check on
+"""Runs every variant bench/gemm_variants/build.py compiled (or those whose
+name matches the optional second argument, a regex): float64 check on
 fresh random inputs with NaN-poisoned outputs, and for perf* cases TFLOP/s
 against cuBLAS (torch.matmul) in the same run."""
 import json, os, sys, torch
@@ -6,6 +7,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kgraph
 d = os.path.abspath(sys.argv[1])
 man = json.load(open(os.path.join(d, "mm.json")))
+if len(sys.argv) > 2:  # optional regex: only the matching variants
+    import re
+    man = [c for c in man if re.search(sys.argv[2], c["name"])]
 dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
 for c in man:

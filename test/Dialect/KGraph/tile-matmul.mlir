@@ -15,15 +15,15 @@
 // i8) and the V100 (sm_70: only m8n8k4, so everything is SIMT fma).
 
 // The square GEMM: on the H200 wgmma (twice mma.sync's rate in the model)
-// with 256x128 blocks of 2 warpgroups stacked along M (warps_m = 8), each
-// two 64-row slabs of m64n128k16, 4 stages of 64-deep K tiles, and grouped
-// rasterization (group_m = 8: the 512 blocks take four waves), operands
-// loaded by TMA from a producer warpgroup (copy = tma: one block per SM
-// anyway); elsewhere 128x128 blocks of 2x2 warps (64x64
+// with 128x256 blocks of 2 warpgroups side by side (warps_n = 2), each two
+// 64-row slabs of m64n128k16, 4 stages of 64-deep K tiles, operands loaded
+// by TMA from a producer warpgroup (copy = tma: one block per SM anyway) and
+// grouped rasterization (group_m = 16: the 512 blocks take four waves);
+// elsewhere 128x128 blocks of 2x2 warps (64x64
 // warp tiles, 232 registers: two blocks per SM) with a 4-stage cp.async
 // pipeline.
 // CHECK-LABEL: func @f16_4096(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 2, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 16, copy = tma>}
 // Plain sm_90 (no "a" features) has no wgmma: mma.sync.
 // SM90-LABEL: func @f16_4096(
 // SM90: kgraph.config = #kgraph.matmul_config<{{.*}}instruction = mma_sync, instruction_shape = [16, 8, 16]

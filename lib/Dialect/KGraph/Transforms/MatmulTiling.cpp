@@ -644,6 +644,29 @@ static std::optional<MmaShape> wgmmaShape(const MatmulProblem &p,
 /// group_m) when the model uses it.
 static constexpr int64_t kRasterGroupM = 8;
 
+/// The band height with TMA loads (copy = tma), measured on the H200 (f16,
+/// run S2-7): 8192^3 128x256 tiles 643 TFLOP/s with group_m 16, 623 with 8;
+/// 256x128 tiles 623 with 8 (617 with 4, 615 with 16); 4096^3 128x256 612,
+/// 256x128 601 (group_m 8).
+static constexpr int64_t kRasterGroupMTma = 16;
+
+/// TMA loads from a producer warpgroup (copy = tma) wherever the lowering
+/// takes them, for wgmma blocks that own their SM anyway (the producer's 128
+/// threads and the 16 bytes of mbarriers per stage then change no occupancy
+/// the model counted). Measured on the H200, f16 matmul + bias + relu at
+/// 8192^3: 1.71 ms against 1.95 ms with cp.async (run S2-5).
+static bool usesTma(const Tiling &t, const MatmulEstimate &e,
+                    const MatmulProblem &p, const SMTarget &target,
+                    MLIRContext *ctx) {
+  if (t.kind != MmaKind::wgmma || e.occupancy.blocksPerSM != 1)
+    return false;
+  Tiling withTma = t;
+  withTma.copy = CopyKind::tma;
+  int64_t smem = e.resources.sharedMemoryBytes + 16 * t.stages;
+  return smem <= int64_t(target.sharedMemPerBlock) &&
+         getTmaConfigError(withTma.toAttr(ctx), p, target).empty();
+}
+
 /// Grouped rasterization (group_m = kRasterGroupM) for wgmma grids of more
 /// than one wave: blocks resident together then share A and B panels in L2.
 /// Measured on the H200 (bench/RESULTS.md, f16 128x256 wgmma tiles): 8192^3
@@ -778,7 +801,10 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
     const MatmulEstimate &e = c.estimate;
     return std::make_tuple(
         -t.stages, std::llround(e.globalCycles + e.sharedCycles),
-        -t.tileM * t.tileN, usesGroupedRaster(t, e, p, target) ? -t.tileM : 0,
+        -t.tileM * t.tileN,
+        usesGroupedRaster(t, e, p, target) && !usesTma(t, e, p, target, ctx)
+            ? -t.tileM
+            : 0,
         e.resources.sharedMemoryBytes, t.warps());
   };
   for (const Candidate &c : candidates) {
@@ -788,21 +814,11 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
       best = &c;
   }
   Tiling chosen = best->tiling;
+  bool tma = usesTma(chosen, best->estimate, p, target, ctx);
+  if (tma)
+    chosen.copy = CopyKind::tma;
   if (usesGroupedRaster(chosen, best->estimate, p, target))
-    chosen.groupM = kRasterGroupM;
-  // TMA loads from a producer warpgroup (copy = tma) wherever the lowering
-  // takes them, for wgmma blocks that own their SM anyway (the producer's
-  // 128 threads and the 16 bytes of mbarriers per stage then change no
-  // occupancy the model counted). Measured on the H200, f16 matmul + bias +
-  // relu at 8192^3: 1.71 ms against 1.95 ms with cp.async (run S2-5).
-  if (chosen.kind == MmaKind::wgmma && best->estimate.occupancy.blocksPerSM == 1) {
-    Tiling tma = chosen;
-    tma.copy = CopyKind::tma;
-    int64_t smem = best->estimate.resources.sharedMemoryBytes + 16 * tma.stages;
-    if (smem <= int64_t(target.sharedMemPerBlock) &&
-        getTmaConfigError(tma.toAttr(ctx), p, target).empty())
-      chosen = tma;
-  }
+    chosen.groupM = tma ? kRasterGroupMTma : kRasterGroupM;
   return chosen.toAttr(ctx);
 }
 
