@@ -85,6 +85,12 @@ struct IndexMath {
 /// extra dynamic shared memory to align them.
 inline constexpr int64_t kWgmmaTileAlignment = 1024;
 
+/// The 128-byte swizzled shared-memory layout of wgmma operand tiles
+/// (Wgmma.cpp), which TMA boxes (TmaPipeline.cpp) fill: blocks of 64
+/// columns of 16-bit elements, rows of 128 bytes.
+constexpr int64_t kSwizzleBlockCols = 64;
+constexpr int64_t kSwizzleRowBytes = 128;
+
 /// A warp-level matrix instruction: fragments, multiply-accumulate and the
 /// accumulator layout the epilogue needs.
 class WarpMma {

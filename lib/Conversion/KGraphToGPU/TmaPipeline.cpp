@@ -65,11 +65,6 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-namespace {
-/// Columns of one box: 128 bytes of 16-bit elements (one swizzle block).
-constexpr int64_t kBoxCols = 64;
-constexpr int64_t kRowBytes = 128;
-} // namespace
 
 TmaOperandBoxes kgraph::detail::getTmaBoxes(const GemmProblem &p,
                                             MatmulConfigAttr config,
@@ -81,7 +76,7 @@ TmaOperandBoxes kgraph::detail::getTmaBoxes(const GemmProblem &p,
   boxes.rows = isA ? (trans ? tk : tm) : (trans ? tn : tk);
   boxes.cols = isA ? (trans ? tm : tk) : (trans ? tk : tn);
   boxes.boxRows = std::min(boxes.rows, kTmaMaxBoxRows);
-  boxes.boxCols = kBoxCols;
+  boxes.boxCols = kSwizzleBlockCols;
   return boxes;
 }
 
@@ -292,7 +287,7 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
       Value stageBase = l.add(tileBase, l.mul(stage, stageBytes));
       for (int64_t c0 = 0; c0 < boxes.cols; c0 += boxes.boxCols)
         for (int64_t r0 = 0; r0 < boxes.rows; r0 += boxes.boxRows) {
-          int64_t offset = ((c0 / kBoxCols) * boxes.rows + r0) * kRowBytes;
+          int64_t offset = ((c0 / kSwizzleBlockCols) * boxes.rows + r0) * kSwizzleRowBytes;
           // A shared::cta address is this CTA's shared::cluster address.
           Value dst = LLVM::AddrSpaceCastOp::create(
               lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),

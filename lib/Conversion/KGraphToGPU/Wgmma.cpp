@@ -54,10 +54,6 @@ using namespace kgraph::detail;
 
 namespace {
 
-/// Columns of one swizzle block: 128 bytes of 16-bit elements.
-constexpr int64_t kBlockCols = 64;
-/// Bytes of one row of a block.
-constexpr int64_t kRowBytes = 128;
 /// Bytes of an 8-row swizzle atom: the descriptors' stride byte offset.
 constexpr int64_t kAtomBytes = 1024;
 
@@ -107,14 +103,14 @@ public:
   }
 
   SmallVector<int64_t> tileShape(bool isA) const override {
-    return {stages, storedCols(isA) / kBlockCols * storedRows(isA),
-            kBlockCols};
+    return {stages, storedCols(isA) / kSwizzleBlockCols * storedRows(isA),
+            kSwizzleBlockCols};
   }
 
   SmallVector<Value> tileIndices(IndexMath &im, bool isA, Value stage,
                                  Value row, Value col) const override {
-    Value block = im.div(col, kBlockCols);
-    Value inBlock = im.rem(col, kBlockCols);
+    Value block = im.div(col, kSwizzleBlockCols);
+    Value inBlock = im.rem(col, kSwizzleBlockCols);
     Value chunk = arith::XOrIOp::create(im.b, im.loc, im.div(inBlock, 8),
                                         im.rem(row, 8));
     return {stage, im.add(im.mul(block, storedRows(isA)), row),
@@ -223,15 +219,15 @@ private:
     Value start;
     int64_t lbo;
     if (kMajor(isA)) {
-      start = im.add(im.add(stageBase, im.mul(mn0, kRowBytes)),
-                     (kOffset / kBlockCols) * rows * kRowBytes +
-                         (kOffset % kBlockCols) * byteWidth(p.aType));
+      start = im.add(im.add(stageBase, im.mul(mn0, kSwizzleRowBytes)),
+                     (kOffset / kSwizzleBlockCols) * rows * kSwizzleRowBytes +
+                         (kOffset % kSwizzleBlockCols) * byteWidth(p.aType));
       lbo = 16; // unused by swizzled K-major layouts
     } else {
       start = im.add(im.add(stageBase,
-                            im.mul(im.div(mn0, kBlockCols), rows * kRowBytes)),
-                     kOffset * kRowBytes);
-      lbo = rows * kRowBytes;
+                            im.mul(im.div(mn0, kSwizzleBlockCols), rows * kSwizzleRowBytes)),
+                     kOffset * kSwizzleRowBytes);
+      lbo = rows * kSwizzleRowBytes;
     }
     OpBuilder &b = im.b;
     Location loc = im.loc;
