@@ -48,6 +48,13 @@ struct SMTarget {
   bool hasTma;                   ///< cp.async.bulk.tensor (sm_90+)
   bool hasWgmma;                 ///< wgmma.mma_async (sm_90a)
   llvm::ArrayRef<MmaShape> mmaShapes;
+  // Per-SM, per-clock throughputs (the tiling model's cost estimates).
+  unsigned f32LanesPerSM;        ///< SIMT fp32 fma lanes
+  unsigned mmaF16MacsPerClock;   ///< dense mma.sync f16/bf16 multiply-adds
+                                 ///< (tf32 half, i8 twice)
+  unsigned wgmmaF16MacsPerClock; ///< the same for wgmma; 0 without wgmma
+  unsigned l2BytesPerClock;      ///< L2 bandwidth available to one SM
+  unsigned sharedBytesPerClock;  ///< shared-memory bandwidth of one SM
 
   /// `+ptxNN` for NVVM/LLVM target features.
   std::string ptxFeature() const;

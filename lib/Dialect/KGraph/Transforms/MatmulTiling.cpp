@@ -347,13 +347,8 @@ MatmulOccupancy kgraph::estimateOccupancy(const MatmulResourceEstimate &r,
 // Throughputs and the cost model
 //===----------------------------------------------------------------------===//
 
-// Per-SM, per-clock rates. These are the only numbers of the model that are
-// not in the SM target table; they should move there (as fields of SMTarget)
-// once the table grows throughput columns.
-/// L2 bandwidth available to one SM, bytes per clock (A100/H100 class).
-static constexpr double kL2BytesPerClock = 32;
-/// Shared-memory bandwidth of one SM: 32 banks x 4 bytes per clock.
-static constexpr double kSharedBytesPerClock = 128;
+// The per-SM throughputs (math, L2, shared memory) are columns of the SM
+// target table; the constants below are the model's own.
 /// Latency of a global load under load (L2 miss included), clocks.
 static constexpr double kMemoryLatency = 1000;
 /// Resident warps an SM needs to keep its math pipes busy.
@@ -375,18 +370,13 @@ static constexpr double kConvIterationOverhead = 64;
 /// Candidates this close to the fastest estimate count as equally fast.
 static constexpr double kTimeTolerance = 0.03;
 
-/// Multiply-adds per clock per SM of `kind` on `operandType`. Dense
-/// mma.sync f16/bf16 rates: 1024 on the full-rate tensor cores of sm_80 and
-/// sm_90 (A100: 312 TFLOP/s = 108 SMs x 1.41 GHz x 2 x 1024), 512 on the
-/// others (T4, A10, L40S with f32 accumulation); tf32 at half that, i8 at
-/// twice. SIMT f32: 64 FP32 lanes per SM on sm_70/75/80, 128 from sm_86 on.
+/// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
+/// table's f16 rates: tf32 at half of them, i8 at twice.
 static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
-  unsigned cc = target.computeCapability;
   if (kind == MmaKind::fma)
-    return (cc <= 80) ? 64 : 128;
-  double f16Rate = (cc == 80 || cc >= 90) ? 1024 : 512;
-  if (kind == MmaKind::wgmma)
-    f16Rate *= 2;
+    return target.f32LanesPerSM;
+  double f16Rate = kind == MmaKind::wgmma ? target.wgmmaF16MacsPerClock
+                                          : target.mmaF16MacsPerClock;
   if (operandType.isF32())
     return f16Rate / 2;
   if (operandType.isInteger(8))
@@ -433,7 +423,8 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
       double(resident) *
       double(std::max<int64_t>(1, t.stages - 1 - tilesInFlight(t))) *
       stageBytes;
-  double bandwidth = std::min(kL2BytesPerClock, inflight / kMemoryLatency);
+  double bandwidth =
+      std::min(double(target.l2BytesPerClock), inflight / kMemoryLatency);
   e.globalCycles = blocks * double(kIters) * stageBytes / (numSMs * bandwidth);
 
   // Each warp reads its fragments; a wgmma reads its warpgroup's operands
@@ -444,7 +435,7 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
                 double(t.tileM / (t.warpsM / 4) + t.warpTileN()) * eb
           : blocks * t.warps() * double(kIters * t.tileK) *
                 double(t.warpTileM() + t.warpTileN()) * eb;
-  e.sharedCycles = sharedBytes / (numSMs * kSharedBytesPerClock);
+  e.sharedCycles = sharedBytes / (numSMs * double(target.sharedBytesPerClock));
 
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
                                    : std::max(e.computeCycles, e.globalCycles);
