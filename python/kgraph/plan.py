@@ -167,10 +167,11 @@ TENSOR_MAP_L2_PROMOTIONS = ("none", "64B", "128B", "256B")
 TENSOR_MAP_OOB_FILLS = ("zero",)
 
 
-def _tensor_map(c, m, where, seen_ids) -> TensorMapSpec:
+def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
     bid = c.int_field(m, "buffer", where)
-    if bid not in seen_ids:
+    if bid not in buffers_by_id:
         c.fail(f"{where}.buffer", f"no buffer with id {bid}")
+    buf = buffers_by_id[bid]
 
     def choice(key, allowed):
         v = c.field(m, key, where)
@@ -206,6 +207,17 @@ def _tensor_map(c, m, where, seen_ids) -> TensorMapSpec:
     for i, b in enumerate(box):
         if b > 256:
             c.fail(f"{where}.box[{i}]", f"{b} is more than 256")
+    for i, e in enumerate(estrides):
+        if e > 8:
+            c.fail(f"{where}.element_strides[{i}]", f"{e} is more than 8")
+    # TMA copies bytes over the buffer: the map must read the buffer's
+    # elements and stay inside it (the hardware does not check the buffer).
+    if dtype != buf.dtype:
+        c.fail(f"{where}.dtype", f"is {dtype} but buffer {bid} holds {buf.dtype}")
+    size = DTYPE_SIZES[dtype]
+    extent = dims[0] * size + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+    if extent > buf.bytes:
+        c.fail(where, f"spans {extent} bytes but buffer {bid} has {buf.bytes}")
     return TensorMapSpec(bid, dtype, dims, strides, box, estrides,
                          choice("swizzle", TENSOR_MAP_SWIZZLES),
                          choice("interleave", TENSOR_MAP_INTERLEAVES),
@@ -314,7 +326,7 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                 maps = []
                 for m_i, m in enumerate(c.list_field(a, "maps", awhere)):
                     maps.append(_tensor_map(c, m, f"{awhere}.maps[{m_i}]",
-                                            seen_ids))
+                                            {b.id: b for b in buffers}))
                 if not maps:
                     c.fail(f"{awhere}.maps", "no tensor map")
                 args.append(ArgSpec("tensor_maps", maps=tuple(maps)))

@@ -148,3 +148,102 @@ def test_parse_plan_without_file(plan_dict):
     plan = kgraph.parse_plan(plan_dict, base_dir="/x", check_ptx=False)
     assert plan.ptx_path == "/x/prog.ptx"
     json.dumps(plan_dict)  # unchanged and still serializable
+
+
+# --- "tensor_maps" arguments (copy = tma kernels) ------------------------------
+
+def _tma_plan(plan_dict):
+    """plan_dict whose second kernel takes a valid "tensor_maps" argument: a
+    rank-1 map over buffer 0 (f32[5]) and a rank-2 map over buffer 4
+    (f16[2, 8], 32 bytes, rows of 16 bytes)."""
+    plan_dict["buffers"].append({"id": 4, "kind": "intermediate", "shape": [2, 8],
+                                 "dtype": "f16", "bytes": 32})
+    plan_dict["kernels"][1]["args"] = [{"kind": "tensor_maps", "maps": [
+        {"buffer": 0, "dtype": "f32", "dims": [5], "strides": [], "box": [4],
+         "element_strides": [1], "swizzle": "none", "interleave": "none",
+         "l2_promotion": "none", "oob_fill": "zero"},
+        {"buffer": 4, "dtype": "f16", "dims": [8, 2], "strides": [16],
+         "box": [8, 2], "element_strides": [1, 1], "swizzle": "128B",
+         "interleave": "none", "l2_promotion": "256B", "oob_fill": "zero"}]}]
+    return plan_dict
+
+
+def test_valid_tensor_maps(plan_dict, write_plan):
+    plan = kgraph.load(write_plan(_tma_plan(plan_dict))).plan
+    arg = plan.kernels[1].args[0]
+    assert arg.kind == "tensor_maps"
+    assert [m.buffer for m in arg.maps] == [0, 4]
+    m = arg.maps[1]
+    assert (m.dtype, m.dims, m.strides, m.box, m.element_strides) == (
+        "f16", (8, 2), (16,), (8, 2), (1, 1))
+    assert (m.swizzle, m.interleave, m.l2_promotion, m.oob_fill) == (
+        "128B", "none", "256B", "zero")
+
+
+_A = ("kernels", 1, "args", 0)
+_M = _A + ("maps", 1)
+_W = "kernels[1].args[0]"
+_MW = _W + ".maps[1]"
+
+# (mutation path, new value, expected message fragment) on _tma_plan.
+BAD_TMA = [
+    (_A + ("maps",), _DEL, f"{_W}: missing field 'maps'"),
+    (_A + ("maps",), {}, f"{_W}.maps: expected a list, got dict"),
+    (_A + ("maps",), [], f"{_W}.maps: no tensor map"),
+    (_M, [], f"{_MW}: expected an object, got list"),
+    (_M + ("buffer",), _DEL, f"{_MW}: missing field 'buffer'"),
+    (_M + ("buffer",), -1, f"{_MW}.buffer: expected an integer >= 0, got -1"),
+    (_M + ("buffer",), "4", f"{_MW}.buffer: expected an integer >= 0, got '4'"),
+    (_M + ("buffer",), 9, f"{_MW}.buffer: no buffer with id 9"),
+    (_M + ("dtype",), _DEL, f"{_MW}: missing field 'dtype'"),
+    (_M + ("dtype",), "i8", f"{_MW}.dtype: 'i8' is not one of ['f16', 'bf16', 'f32']"),
+    (_M + ("dtype",), "bf16", f"{_MW}.dtype: is bf16 but buffer 4 holds f16"),
+    (_M + ("dims",), _DEL, f"{_MW}: missing field 'dims'"),
+    (_M + ("dims",), 8, f"{_MW}.dims: expected a list, got int"),
+    (_M + ("dims",), [8, 0], f"{_MW}.dims[1]: 0 is not an integer >= 1"),
+    (_M + ("dims",), [8.0, 2], f"{_MW}.dims[0]: 8.0 is not an integer >= 1"),
+    (_M + ("dims",), [], f"{_MW}.dims: rank 0 is not in [1, 5]"),
+    (_M + ("dims",), [1] * 6, f"{_MW}.dims: rank 6 is not in [1, 5]"),
+    (_M + ("dims",), [8, 3], f"{_MW}: spans 48 bytes but buffer 4 has 32"),
+    (_M + ("strides",), _DEL, f"{_MW}: missing field 'strides'"),
+    (_M + ("strides",), [True], f"{_MW}.strides[0]: True is not an integer >= 1"),
+    (_M + ("strides",), [], f"{_MW}.strides: needs 1 strides (dims 1..), got 0"),
+    (_M + ("strides",), [16, 32], f"{_MW}.strides: needs 1 strides (dims 1..), got 2"),
+    (_M + ("strides",), [24], f"{_MW}.strides[0]: 24 is not a multiple of 16"),
+    (_M + ("strides",), [32], f"{_MW}: spans 48 bytes but buffer 4 has 32"),
+    (_M + ("box",), _DEL, f"{_MW}: missing field 'box'"),
+    (_M + ("box",), [8], f"{_MW}.box: needs 2 entries, got 1"),
+    (_M + ("box",), [8, 0], f"{_MW}.box[1]: 0 is not an integer >= 1"),
+    (_M + ("box",), [8, 257], f"{_MW}.box[1]: 257 is more than 256"),
+    (_M + ("element_strides",), _DEL, f"{_MW}: missing field 'element_strides'"),
+    (_M + ("element_strides",), [1, 1, 1], f"{_MW}.element_strides: needs 2 entries, got 3"),
+    (_M + ("element_strides",), [1, 9], f"{_MW}.element_strides[1]: 9 is more than 8"),
+    (_M + ("swizzle",), _DEL, f"{_MW}: missing field 'swizzle'"),
+    (_M + ("swizzle",), "256B", f"{_MW}.swizzle: '256B' is not one of ['none', '32B', '64B', '128B']"),
+    (_M + ("interleave",), "16B", f"{_MW}.interleave: '16B' is not one of ['none']"),
+    (_M + ("l2_promotion",), "512B",
+     f"{_MW}.l2_promotion: '512B' is not one of ['none', '64B', '128B', '256B']"),
+    (_M + ("oob_fill",), "nan", f"{_MW}.oob_fill: 'nan' is not one of ['zero']"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", BAD_TMA,
+                         ids=[".".join(map(str, b[0][4:])) + f"={b[1]!r}"[:20]
+                              for b in BAD_TMA])
+def test_invalid_tensor_maps(plan_dict, write_plan, path, value, message):
+    plan = _tma_plan(plan_dict)
+    _set(plan, path, value)
+    plan_path = write_plan(plan)
+    with pytest.raises(PlanError) as e:
+        kgraph.load(plan_path)
+    assert message in str(e.value)
+    assert str(e.value).startswith(plan_path)
+
+
+def test_tensor_map_fills_its_buffer(plan_dict, write_plan):
+    # A map may cover its buffer exactly (and a box may exceed the dims: the
+    # out-of-bounds part reads zeros).
+    plan = _tma_plan(plan_dict)
+    _set(plan, _M + ("dims",), [16, 1])
+    _set(plan, _M + ("box",), [64, 2])
+    assert kgraph.load(write_plan(plan)).plan.kernels[1].args[0].maps[1].dims == (16, 1)

@@ -329,14 +329,18 @@ TMA_ARG = {"kind": "tensor_maps", "maps": [
     {"buffer": 0, "dtype": "f32", "dims": [5], "strides": [], "box": [4],
      "element_strides": [1], "swizzle": "none", "interleave": "none",
      "l2_promotion": "none", "oob_fill": "zero"},
-    {"buffer": 1, "dtype": "f16", "dims": [8, 5, 2], "strides": [16, 80],
+    {"buffer": 4, "dtype": "f16", "dims": [8, 5, 2], "strides": [16, 80],
      "box": [8, 4, 1], "element_strides": [1, 1, 1], "swizzle": "128B",
      "interleave": "none", "l2_promotion": "256B", "oob_fill": "zero"}]}
+#: The f16 buffer the second map reads (a map stays inside its buffer).
+TMA_BUFFER = {"id": 4, "kind": "intermediate", "shape": [2, 5, 8], "dtype": "f16",
+              "bytes": 160}
 
 
 def test_tensor_maps_encoded_and_passed(fake_cuda, plan_dict, write_plan):
     plan_dict["kernels"][1]["name"] = "fake_nop"
     plan_dict["kernels"][1]["args"] = [TMA_ARG]
+    plan_dict["buffers"].append(TMA_BUFFER)
     prog = kgraph.load(write_plan(plan_dict))
     prog.run([A, B], [np.zeros(5, np.float32)])
     # cuTensorMapEncodeTiled saw exactly the plan's values and cuda.h's enums
@@ -363,6 +367,7 @@ def test_tensor_maps_encoded_and_passed(fake_cuda, plan_dict, write_plan):
 
 def test_tensor_map_params_need_maps(plan_dict, write_plan):
     plan_dict["kernels"][1]["args"] = [TMA_ARG]
+    plan_dict["buffers"].append(TMA_BUFFER)
     plan = kgraph.load(write_plan(plan_dict)).plan
     with pytest.raises(kgraph.KGraphError, match="tensor maps not built"):
         kgraph.runtime.pack_kernel_params(plan.kernels[1], {0: 16, 1: 32})

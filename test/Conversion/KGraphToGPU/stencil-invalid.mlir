@@ -56,3 +56,21 @@ module attributes {kgraph.target = "sm_80"} {
     return %0 : tensor<1x4x512x512xf32>
   }
 }
+
+// -----
+
+// A dense constant read pointwise: checkStencilGroup rejects it before the
+// emitter (whose emitSplatConstant would otherwise report it).
+module attributes {kgraph.target = "sm_80"} {
+  func.func @dense_constant(%a: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
+    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 4>} : (tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
+    ^bb0(%x: tensor<1x1x16x16xf32>):
+      // expected-error @+1 {{'arith.constant' op only splat tensor constants (and conv2d filters) can be used inside a stencil group}}
+      %c = arith.constant dense<[[[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]]]> : tensor<1x1x1x16xf32>
+      %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xf32>
+      %r = kgraph.add %p, %c : tensor<1x1x16x16xf32>, tensor<1x1x1x16xf32>
+      kgraph.yield %r : tensor<1x1x16x16xf32>
+    }
+    return %0 : tensor<1x1x16x16xf32>
+  }
+}

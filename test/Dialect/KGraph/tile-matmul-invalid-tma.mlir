@@ -62,3 +62,30 @@ func.func @box(%a: tensor<640x512xf16>, %b: tensor<640x512xf16>) -> tensor<512x5
   }
   return %0 : tensor<512x512xf32>
 }
+
+// -----
+
+// M = 2^31 rows: past a tensor map's 32-bit box coordinates. (Only the type
+// system sees the shape; nothing is allocated at compile time.)
+func.func @coords(%a: tensor<2147483648x64xf16>, %b: tensor<64x128xf16>) -> tensor<2147483648x128xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma addresses tensors with 32-bit coordinates; a dimension reaches 2^31}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<2147483648x64xf16>, tensor<64x128xf16>) -> tensor<2147483648x128xf32> {
+  ^bb0(%x: tensor<2147483648x64xf16>, %y: tensor<64x128xf16>):
+    %r = kgraph.matmul %x, %y : tensor<2147483648x64xf16>, tensor<64x128xf16> -> tensor<2147483648x128xf32>
+    kgraph.yield %r : tensor<2147483648x128xf32>
+  }
+  return %0 : tensor<2147483648x128xf32>
+}
+
+// -----
+
+// A batch of 2^31 (rank-3 maps: the batch is a coordinate too).
+func.func @batch_coords(%a: tensor<2147483648x64x64xf16>, %b: tensor<2147483648x64x128xf16>) -> tensor<2147483648x64x128xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma addresses tensors with 32-bit coordinates; a dimension reaches 2^31}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<2147483648x64x64xf16>, tensor<2147483648x64x128xf16>) -> tensor<2147483648x64x128xf32> {
+  ^bb0(%x: tensor<2147483648x64x64xf16>, %y: tensor<2147483648x64x128xf16>):
+    %r = kgraph.matmul %x, %y : tensor<2147483648x64x64xf16>, tensor<2147483648x64x128xf16> -> tensor<2147483648x64x128xf32>
+    kgraph.yield %r : tensor<2147483648x64x128xf32>
+  }
+  return %0 : tensor<2147483648x64x128xf32>
+}
