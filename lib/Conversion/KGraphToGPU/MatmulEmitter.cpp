@@ -1130,46 +1130,39 @@ LogicalResult MatmulKernelBuilder::build() {
       loadTiles(b, im.c(s), im.c(s));
     commit(b);
   }
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(kTiles), im.c(1), acc);
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    IndexMath lm{lb, loc};
-    Value kt = loop.getInductionVar();
-    Value stage = stages == 1 ? lm.c(0) : lm.rem(kt, stages);
-    if (stages == 1) {
-      loadTiles(lb, stage, kt);
-      commit(lb);
-      wait(lb, 0);
-      mma->stageLanded(lb, loc);
-      gpu::BarrierOp::create(lb, loc);
-    } else {
-      // Tile kt has landed once at most ahead - 1 younger groups pend; the
-      // barrier also tells every warp that stage (kt + ahead) % stages,
-      // last read by tile kt - 1 - tilesInFlight(), is free.
-      wait(lb, ahead - 1);
-      mma->stageLanded(lb, loc);
-      gpu::BarrierOp::create(lb, loc);
-      Value next = lm.add(kt, ahead);
-      auto ifOp = scf::IfOp::create(lb, loc, lm.ult(next, lm.c(kTiles)), false);
-      OpBuilder ib = ifOp.getThenBodyBuilder();
-      IndexMath imb{ib, loc};
-      loadTiles(ib, imb.rem(next, stages), next);
-      commit(lb);
-    }
-    SmallVector<Value> iterAcc(loop.getRegionIterArgs());
-    SmallVector<Value> updated = compute(lb, stage, iterAcc);
-    if (stages == 1)
-      gpu::BarrierOp::create(lb, loc);
-    scf::YieldOp::create(lb, loc, updated);
-  }
-  // The loop body was built with an explicit yield: drop the default one.
-  Block *loopBody = loop.getBody();
-  if (loopBody->getOperations().size() > 1) {
-    Operation *last = &loopBody->back();
-    Operation *prev = last->getPrevNode();
-    if (llvm::isa<scf::YieldOp>(last) && llvm::isa<scf::YieldOp>(prev))
-      last->erase();
-  }
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), im.c(kTiles), im.c(1), acc,
+      [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
+        IndexMath lm{lb, loc};
+        Value stage = stages == 1 ? lm.c(0) : lm.rem(kt, stages);
+        if (stages == 1) {
+          loadTiles(lb, stage, kt);
+          commit(lb);
+          wait(lb, 0);
+          mma->stageLanded(lb, loc);
+          gpu::BarrierOp::create(lb, loc);
+        } else {
+          // Tile kt has landed once at most ahead - 1 younger groups pend;
+          // the barrier also tells every warp that stage
+          // (kt + ahead) % stages, last read by tile kt - 1 -
+          // tilesInFlight(), is free.
+          wait(lb, ahead - 1);
+          mma->stageLanded(lb, loc);
+          gpu::BarrierOp::create(lb, loc);
+          Value next = lm.add(kt, ahead);
+          auto ifOp =
+              scf::IfOp::create(lb, loc, lm.ult(next, lm.c(kTiles)), false);
+          OpBuilder ib = ifOp.getThenBodyBuilder();
+          IndexMath imb{ib, loc};
+          loadTiles(ib, imb.rem(next, stages), next);
+          commit(lb);
+        }
+        SmallVector<Value> updated =
+            compute(lb, stage, SmallVector<Value>(iterArgs));
+        if (stages == 1)
+          gpu::BarrierOp::create(lb, loc);
+        scf::YieldOp::create(lb, loc, updated);
+      });
   // Drain: the groups still pending are empty, but leave nothing in flight.
   commit(b);
   wait(b, 0);

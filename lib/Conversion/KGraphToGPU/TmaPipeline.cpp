@@ -195,47 +195,38 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     if (in.setMaxRegisters)
       NVVM::SetMaxRegisterOp::create(cb, loc, kTmaConsumerRegisters,
                                      NVVM::SetMaxRegisterAction::increase);
-    auto loop = scf::ForOp::create(cb, loc, m.c(0), m.c(kTiles), m.c(1),
-                                   in.acc);
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    IndexMath l{lb, loc};
-    Value kt = loop.getInductionVar();
-    Value stage = l.rem(kt, stages);
-    NVVM::MBarrierTryWaitParityOp::create(lb, loc, fullBar(l, stage),
-                                          parity(l, kt, false), i32(lb, 0));
-    SmallVector<Value> updated =
-        in.compute(lb, stage, SmallVector<Value>(loop.getRegionIterArgs()));
-    // Release the stage whose wgmmas wait_group F has just completed.
-    Value done = kt;
-    Value ok;
-    if (inFlight > 0) {
-      ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, kt,
-                                 l.c(inFlight));
-      done = l.sub(l.add(kt, l.c(stages)), l.c(inFlight));
-    }
-    auto release = [&](OpBuilder &rb) {
-      IndexMath r{rb, loc};
-      NVVM::MBarrierArriveOp::create(rb, loc, Type(),
-                                     emptyBar(r, r.rem(done, stages)), Value(),
-                                     NVVM::MemScopeKind::CTA,
-                                     /*relaxed=*/false);
-    };
-    if (ok) {
-      auto guard = scf::IfOp::create(lb, loc, ok, false);
-      OpBuilder gb = guard.getThenBodyBuilder();
-      release(gb);
-    } else {
-      release(lb);
-    }
-    scf::YieldOp::create(lb, loc, updated);
-    // Drop the default yield the builder added.
-    Block *body = loop.getBody();
-    if (body->getOperations().size() > 1) {
-      Operation *last = &body->back();
-      Operation *prev = last->getPrevNode();
-      if (llvm::isa<scf::YieldOp>(last) && llvm::isa_and_present<scf::YieldOp>(prev))
-        last->erase();
-    }
+    auto loop = scf::ForOp::create(
+        cb, loc, m.c(0), m.c(kTiles), m.c(1), in.acc,
+        [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
+          IndexMath l{lb, loc};
+          Value stage = l.rem(kt, stages);
+          NVVM::MBarrierTryWaitParityOp::create(
+              lb, loc, fullBar(l, stage), parity(l, kt, false), i32(lb, 0));
+          SmallVector<Value> updated =
+              in.compute(lb, stage, SmallVector<Value>(iterArgs));
+          // Release the stage whose wgmmas wait_group F has just completed.
+          Value done = kt;
+          Value ok;
+          if (inFlight > 0) {
+            ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, kt,
+                                       l.c(inFlight));
+            done = l.sub(l.add(kt, l.c(stages)), l.c(inFlight));
+          }
+          auto release = [&](OpBuilder &rb) {
+            IndexMath r{rb, loc};
+            NVVM::MBarrierArriveOp::create(
+                rb, loc, Type(), emptyBar(r, r.rem(done, stages)), Value(),
+                NVVM::MemScopeKind::CTA, /*relaxed=*/false);
+          };
+          if (ok) {
+            auto guard = scf::IfOp::create(lb, loc, ok, false);
+            OpBuilder gb = guard.getThenBodyBuilder();
+            release(gb);
+          } else {
+            release(lb);
+          }
+          scf::YieldOp::create(lb, loc, updated);
+        });
     if (failed(in.epilogue(cb, SmallVector<Value>(loop.getResults()))))
       return failure();
   }
