@@ -88,7 +88,7 @@ def main(argv=None):
             ref = G.find_ref(c)
             gen = torch.Generator().manual_seed(0)
             xs = [x.to(dev) for x in G.make_inputs(torch, c, gen)]
-            outs = [torch.empty(o["shape"], dtype=G.torch_dtype(torch, o["dtype"]),
+            outs = [torch.empty(o["shape"], dtype=kgraph.torch_dtype(o["dtype"]),
                                 device=dev) for o in c["outputs"]]
             prog.run(xs, outs)
             eager = ref(*xs)

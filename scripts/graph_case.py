@@ -128,16 +128,9 @@ def count_kernels(ptx_text):
 
 # --- inputs and comparison (torch; used on the CPU and on the GPU machine) -----
 
-TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16",
-                "i8": "int8", "i32": "int32", "i1": "bool"}
-
-
-def torch_dtype(torch, dt):
-    return getattr(torch, TORCH_DTYPES[dt])
-
-
 def make_inputs(torch, entry, gen):
     """Fresh random CPU tensors for the manifest entry's inputs."""
+    from kgraph import torch_dtype  # the runtime's dtype names
     xs = []
     for i in entry["inputs"]:
         shape, dt = i["shape"], i["dtype"]
@@ -146,10 +139,10 @@ def make_inputs(torch, entry, gen):
         elif dt in ("i8", "i32"):
             x = torch.randint(int(i["lo"]), int(i["hi"]) + 1, shape,
                               generator=gen, dtype=torch.int64)
-            x = x.to(torch_dtype(torch, dt))
+            x = x.to(torch_dtype(dt))
         else:
             x = torch.rand(shape, generator=gen, dtype=torch.float64)
-            x = (x * (i["hi"] - i["lo"]) + i["lo"]).to(torch_dtype(torch, dt))
+            x = (x * (i["hi"] - i["lo"]) + i["lo"]).to(torch_dtype(dt))
         xs.append(x)
     return xs
 

@@ -13,8 +13,8 @@ modified. The kernel count was checked when the case was built.
 
 import os
 import sys
-import zlib
 
+import elementwise_ref as ER
 import gpu_harness as H
 
 sys.path.insert(0, os.path.join(H.REPO, "scripts"))
@@ -27,10 +27,6 @@ POISONS = {"f32": (float("nan"), -7.25e30), "f16": (float("nan"), -6.0e4),
            "i8": (0x55, -0x56), "i1": (0x55, 0xAA)}
 
 
-def case_seed(seed, name):
-    return (seed * 1000003 + zlib.crc32(name.encode())) % (2 ** 63)
-
-
 def run_case(case, prog, dev_inputs, gpu, ref_outs, torch):
     """Runs ``prog`` once per poison; returns the message of the first
     problem, or None."""
@@ -41,9 +37,8 @@ def run_case(case, prog, dev_inputs, gpu, ref_outs, torch):
         outs, bufs = [], []
         for spec in case["outputs"]:
             dt = spec["dtype"]
-            out, buf = H.poisoned_output(
-                spec, POISONS[dt][k], gpu, GUARD,
-                {d: G.torch_dtype(torch, d) for d in G.TORCH_DTYPES})
+            out, buf = H.poisoned_output(spec, POISONS[dt][k], gpu, GUARD,
+                                         ER.TORCH_DTYPES)
             outs.append(out)
             bufs.append(buf)
         guards = [H.as_bytes(b[-GUARD:]) for b in bufs]
@@ -78,7 +73,7 @@ def test_graph(graph_case, seed, cases_dir, request):
         assert len(prog.plan.kernels) == case["kernels"], (
             f"the plan launches {len(prog.plan.kernels)} kernels, the case "
             f"expects {case['kernels']}")
-    gen = torch.Generator().manual_seed(case_seed(seed, case["name"]))
+    gen = torch.Generator().manual_seed(ER.case_seed(seed, case["name"]))
     inputs = G.make_inputs(torch, case, gen)
     ref_outs = G.reference(torch, case, G.find_ref(case), inputs)
     assert len(ref_outs) == len(case["outputs"]), (
