@@ -53,7 +53,7 @@ AWKWARD = [
 ]
 
 #: Combos of the tests: f16 (the benchmark type) with f16 and f32 results,
-#: f32 (needs the fma instruction: unsupported until it exists).
+#: f32 (SIMT fma).
 TEST_COMBOS = ("f16_f16", "f16_f32", "f32_f32")
 LAYOUTS = ("nhwc", "nchw")
 TEST_BATCH = 2
