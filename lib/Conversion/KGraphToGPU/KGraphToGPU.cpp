@@ -208,45 +208,45 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
     };
     gpu::KernelDim3 grid, block;
     Value sharedBytes;
+    // The block shape is known to the kernel before its body is emitted.
+    auto setBlock = [&](int64_t x, int64_t y) {
+      kernel.setKnownBlockSizeAttr(
+          DenseI32ArrayAttr::get(ctx, {int32_t(x), int32_t(y), 1}));
+      block = {c(x), c(y), c(1)};
+    };
+    auto setSharedBytes = [&](int64_t bytes) {
+      sharedBytes = arith::ConstantIntOp::create(b, group.getLoc(),
+                                                 b.getI32Type(), bytes);
+    };
     if (auto ew = llvm::dyn_cast<ElementwiseConfigAttr>(config)) {
-      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-          ctx, {int32_t(ew.getBlockSize()), 1, 1}));
+      setBlock(ew.getBlockSize(), 1);
       if (failed(emitElementwiseKernel(group, ew, kernel)))
         return failure();
       grid = {c(ew.getGridSize()), c(1), c(1)};
-      block = {c(ew.getBlockSize()), c(1), c(1)};
     } else if (auto rc = llvm::dyn_cast<ReduceConfigAttr>(config)) {
-      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-          ctx, {int32_t(rc.getBlockSize()), 1, 1}));
+      setBlock(rc.getBlockSize(), 1);
       if (failed(emitReduceKernel(group, rc, kernel)))
         return failure();
       grid = {c(rc.getGridSize()), c(1), c(1)};
-      block = {c(rc.getBlockSize()), c(1), c(1)};
     } else if (auto st = llvm::dyn_cast<StencilConfigAttr>(config)) {
       StencilPlan plan = planStencilGroup(group, st);
-      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-          ctx, {int32_t(st.getBlockX()), int32_t(st.getBlockY()), 1}));
+      setBlock(st.getBlockX(), st.getBlockY());
       if (failed(emitStencilKernel(group, st, kernel)))
         return failure();
       grid = {c(plan.gridX), c(plan.gridY), c(plan.gridZ)};
-      block = {c(st.getBlockX()), c(st.getBlockY()), c(1)};
       if (plan.sharedMemoryBytes > 0)
-        sharedBytes = arith::ConstantIntOp::create(
-            b, group.getLoc(), b.getI32Type(), plan.sharedMemoryBytes);
+        setSharedBytes(plan.sharedMemoryBytes);
     } else {
       auto mm = llvm::cast<MatmulConfigAttr>(config);
       FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);
       if (failed(launch))
         return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d "
                                  "group");
-      kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
-          ctx, {int32_t(mm.getBlockThreads()), 1, 1}));
+      setBlock(mm.getBlockThreads(), 1);
       if (failed(emitMatmulKernel(group, mm, kernel, target)))
         return failure();
       grid = {c(launch->gridX), c(launch->gridY), c(launch->gridZ)};
-      block = {c(mm.getBlockThreads()), c(1), c(1)};
-      sharedBytes = arith::ConstantIntOp::create(
-          b, group.getLoc(), b.getI32Type(), launch->sharedMemoryBytes);
+      setSharedBytes(launch->sharedMemoryBytes);
     }
     gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid, block,
                               sharedBytes, operands);
