@@ -1,6 +1,7 @@
 //===- FormKernels.cpp - one kgraph.fused group per unfused op -----------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,6 +62,8 @@ FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
   for (Operation *c : constants)
     if (c->use_empty())
       c->erase();
+  // The kind is decided here, once, for every later pass.
+  fused.setKind(classifyGroup(fused));
   builder.setInsertionPointAfter(fused);
   return fused;
 }
