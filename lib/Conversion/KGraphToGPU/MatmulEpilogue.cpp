@@ -10,21 +10,13 @@
 
 #include "MatmulKernelBuilder.h"
 #include "ScalarOps.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
-
-namespace {
-/// Result dimensions [first, first + count) whose row-major linear index
-/// (over those dimensions) is `linear`.
-struct CoordGroup {
-  int64_t first, count;
-  Value linear;
-};
-} // namespace
 
 SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
                                                           BlockArgument arg,
@@ -34,17 +26,13 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   ArrayRef<int64_t> out = outType.getShape();
   auto argType = llvm::cast<ShapedType>(arg.getType());
   int64_t rank = out.size();
-  // The input's shape right-aligned against the result, and its strides.
-  SmallVector<int64_t> in(rank - argType.getRank(), 1);
-  llvm::append_range(in, argType.getShape());
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * in[d + 1];
+  // The input broadcast to the result shape.
+  AccessMap map = AccessMap::broadcast(argType.getShape(), out);
 
   // The result coordinates of GEMM element (batch, row, col): a matmul's
   // are (batch?, row, col); a conv2d's row is the pixel (n, oh, ow) and its
   // channel is batch * F/groups + col.
-  SmallVector<CoordGroup> rowGroups, colGroups;
+  SmallVector<CoordGroup> rowGroups;
   auto colGroupsAt = [&](Value col) {
     SmallVector<CoordGroup> groups;
     if (!gemm.conv) {
@@ -68,44 +56,15 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
     rowGroups.push_back({0, 1, m.div(at.row, pixels)});
     rowGroups.push_back({2, 2, m.rem(at.row, pixels)});
   }
-  // The offset of a coordinate group in the input: nothing where the input
-  // is broadcast along all of it, the linear index times the innermost
-  // stride where it matches the result along all of it, else per dimension.
-  auto offset = [&](const CoordGroup &g) -> Value {
-    bool broadcast = true, matches = true;
-    for (int64_t d = g.first; d < g.first + g.count; ++d) {
-      broadcast &= in[d] == 1;
-      matches &= in[d] == out[d];
-    }
-    if (broadcast)
-      return Value();
-    if (matches)
-      return m.mul(g.linear, strides[g.first + g.count - 1]);
-    Value sum;
-    int64_t inner = 1;
-    for (int64_t d = g.first + g.count - 1; d >= g.first; --d) {
-      if (in[d] != 1) {
-        Value coord = m.div(g.linear, inner);
-        if (d != g.first)
-          coord = m.rem(coord, out[d]);
-        coord = m.mul(coord, strides[d]);
-        sum = sum ? m.add(sum, coord) : coord;
-      }
-      inner *= out[d];
-    }
-    return sum;
-  };
-  auto sumOffsets = [&](ArrayRef<CoordGroup> groups, Value init) {
-    Value sum = init;
-    for (const CoordGroup &g : groups)
-      if (Value o = offset(g))
-        sum = sum ? m.add(sum, o) : o;
-    return sum;
-  };
-  Value rowOffset = sumOffsets(rowGroups, Value());
+  // The row part once, each column's added to it; per group the terms are
+  // summed from the innermost dim.
+  Value rowOffset =
+      map.emitLinearIndex(b, loc, rowGroups, Value(), TermOrder::InnerFirst);
   auto indexAt = [&](int64_t e) {
-    Value idx = sumOffsets(colGroupsAt(e == 0 ? at.col : m.add(at.col, e)),
-                           rowOffset);
+    Value idx =
+        map.emitLinearIndex(b, loc,
+                            colGroupsAt(e == 0 ? at.col : m.add(at.col, e)),
+                            rowOffset, TermOrder::InnerFirst);
     return idx ? idx : m.c(0);
   };
 
@@ -113,22 +72,23 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   Type storage = llvm::cast<MemRefType>(flat.getType()).getElementType();
   int64_t lanes = at.acc.size();
   int64_t channelDim = gemm.conv ? (gemm.conv->nhwc ? 3 : 1) : rank - 1;
-  bool colBroadcast = in[channelDim] == 1;
   SmallVector<Value> loaded;
   auto clamp = [&](Value idx, int64_t e) {
     // Missing elements read element 0: they are computed but not stored.
     return at.checked ? m.select(at.ok[e], idx, m.c(0)) : idx;
   };
-  if (colBroadcast) {
+  if (map.isBroadcastAlong(channelDim)) {
     // One element for the whole run (missing elements come last).
     loaded.assign(lanes, memref::LoadOp::create(b, loc, flat,
                                                 clamp(indexAt(0), 0))
                              .getResult());
   } else if (!at.checked && lanes > 1 && channelDim == rank - 1 &&
-             in[channelDim] % lanes == 0 &&
+             map.isContiguousAlong(channelDim, lanes) &&
              (!gemm.conv || gemm.conv->filtersPerGroup() % lanes == 0)) {
     // Consecutive columns are consecutive elements: one aligned vector load
-    // (runs start at multiples of `lanes`, see ResultAccess).
+    // (runs start at multiples of `lanes`, see ResultAccess). Only where the
+    // channels are the result's innermost dim: an nchw input contiguous
+    // along the channels (a [F, 1, 1] bias) is loaded element by element.
     Value vec = vector::LoadOp::create(
         b, loc, VectorType::get({lanes}, storage), flat, indexAt(0),
         /*nontemporal=*/false, llvm::MaybeAlign(lanes * byteWidth(storage)));

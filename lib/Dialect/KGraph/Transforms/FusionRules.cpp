@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 
@@ -48,15 +49,6 @@ LogicalResult kgraph::verifyKernelConstant(Operation *op) {
                          "kernel group");
 }
 
-/// H, W and channel positions of a 4-D value in `layout`.
-static void gridDims(Layout layout, unsigned &h, unsigned &w, unsigned &c) {
-  if (layout == Layout::nhwc) {
-    h = 1, w = 2, c = 3;
-  } else {
-    c = 1, h = 2, w = 3;
-  }
-}
-
 bool kgraph::isStencilOp(Operation *op, std::string *whyNot) {
   auto fail = [&](const Twine &why) {
     if (whyNot)
@@ -69,8 +61,8 @@ bool kgraph::isStencilOp(Operation *op, std::string *whyNot) {
     ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(result);
     if (in.size() != 4 || out.size() != 4)
       return fail(name + " operands are not 4-D tensors");
-    unsigned h, w, c;
-    gridDims(layout, h, w, c);
+    ActivationAxes axes = getActivationAxes(layout);
+    unsigned h = axes.h, w = axes.w, c = axes.c;
     if (strides.size() != 2 || strides[0] != 1 || strides[1] != 1)
       return fail(name + " has strides other than 1");
     if (in[h] != out[h] || in[w] != out[w])
@@ -170,9 +162,8 @@ StencilGrid kgraph::getStencilGrid(Operation *stencilOp) {
   ArrayRef<int64_t> in = input ? shapeOf(input) : ArrayRef<int64_t>();
   if (in.size() != 4)
     return grid;
-  unsigned h, w, c;
-  gridDims(layout, h, w, c);
-  grid.n = in[0], grid.h = in[h], grid.w = in[w];
+  ActivationAxes axes = getActivationAxes(layout);
+  grid.n = in[axes.n], grid.h = in[axes.h], grid.w = in[axes.w];
   grid.layout = layout;
   return grid;
 }
@@ -184,10 +175,9 @@ bool kgraph::isStencilElementwiseOp(Operation *op, const StencilGrid &grid,
   ArrayRef<int64_t> out = shapeOf(op->getResult(0));
   if (out.size() != 4)
     return false;
-  unsigned h, w, c;
-  gridDims(grid.layout, h, w, c);
-  if (out[0] != grid.n || out[h] != grid.h || out[w] != grid.w ||
-      out[c] > kMaxStencilChannels)
+  ActivationAxes axes = getActivationAxes(grid.layout);
+  if (out[axes.n] != grid.n || out[axes.h] != grid.h ||
+      out[axes.w] != grid.w || out[axes.c] > kMaxStencilChannels)
     return false;
   for (Value operand : op->getOperands()) {
     if (inGroup(operand) || shapeOf(operand) == out)
