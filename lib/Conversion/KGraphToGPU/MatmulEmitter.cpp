@@ -54,6 +54,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace kgraph;
@@ -64,13 +65,11 @@ using namespace kgraph::detail;
 static constexpr int64_t kMaxGridY = 65535, kMaxGridZ = 65535;
 static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// Whether the blocks of one GEMM are numbered along grid x only (see
 /// getGemmLaunchShape).
 static bool isLinearGrid(const GemmProblem &p, MatmulConfigAttr config) {
   return config.getGroupM() > 1 ||
-         ceilDiv(p.m, config.getTileM()) > kMaxGridY;
+         llvm::divideCeilSigned(p.m, config.getTileM()) > kMaxGridY;
 }
 
 /// Dynamic shared memory of the kernel: `stages` A and B tiles.
@@ -94,8 +93,8 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
     return failure();
   const GemmProblem &p = g->p;
   GemmLaunchShape shape;
-  shape.gridX = ceilDiv(p.n, config.getTileN());
-  shape.gridY = ceilDiv(p.m, config.getTileM());
+  shape.gridX = llvm::divideCeilSigned(p.n, config.getTileN());
+  shape.gridY = llvm::divideCeilSigned(p.m, config.getTileM());
   shape.gridZ = p.batch;
   // Grouped rasterization (group_m > 1) numbers the blocks of one GEMM
   // along grid x; so does a grid past grid.y's limit of 65535 blocks (grid.x
@@ -180,7 +179,8 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
       failed(checkOperand("B", "contiguous dimension", p.bCols(),
                           p.transB ? tk : tn, p.bType)))
     return failure();
-  int64_t tilesN = ceilDiv(p.n, tn), tilesM = ceilDiv(p.m, tm);
+  int64_t tilesN = llvm::divideCeilSigned(p.n, tn),
+          tilesM = llvm::divideCeilSigned(p.m, tm);
   if (p.batch > kMaxGridZ)
     return op->emitOpError("needs ")
            << p.batch << " GEMMs (batch or conv2d groups) in grid z; at most "
@@ -263,7 +263,8 @@ LogicalResult MatmulKernelBuilder::build() {
   Value warp = im.div(tid, 32);
   std::tie(warpRow, warpCol) = mma->warpOrigin(im, warp, config);
   Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  int64_t tilesN = ceilDiv(p.n, tn), tilesM = ceilDiv(p.m, tm);
+  int64_t tilesN = llvm::divideCeilSigned(p.n, tn),
+          tilesM = llvm::divideCeilSigned(p.m, tm);
   if (isLinearGrid(p, config)) {
     // Block b of the linear grid: bands of G = group_m M tiles, each walked
     // N tile by N tile with the G (or fewer, in the last band) M tiles of
