@@ -16,7 +16,8 @@ using namespace mlir;
 using namespace kgraph;
 
 FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
-                              ArrayRef<Value> results) {
+                              ArrayRef<Value> results,
+                              std::optional<GroupKind> kind) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
   // Operands from outside the group become inputs, except constants, which
   // are cloned into the body (they are free to rematerialize).
@@ -63,7 +64,7 @@ FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
     if (c->use_empty())
       c->erase();
   // The kind is decided here, once, for every later pass.
-  fused.setKind(classifyGroup(fused));
+  fused.setKind(kind ? *kind : classifyGroup(fused));
   builder.setInsertionPointAfter(fused);
   return fused;
 }

@@ -999,8 +999,8 @@ KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
                                      const SMTarget &target) {
   constexpr int64_t kMaxGridY = 65535;
   KernelLaunch launch;
-  int64_t tilesN = ceilDiv(p.n, config.getTileN());
-  int64_t tilesM = ceilDiv(p.m, config.getTileM());
+  int64_t tilesN = llvm::divideCeilSigned(p.n, config.getTileN());
+  int64_t tilesM = llvm::divideCeilSigned(p.m, config.getTileM());
   bool linear = config.getGroupM() > 1 || tilesM > kMaxGridY;
   launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
                  p.batch};

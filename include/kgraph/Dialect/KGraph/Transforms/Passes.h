@@ -30,10 +30,12 @@ chooseElementwiseConfig(FusedOp group, const SMTarget &target);
 /// placed at the last of them. Values defined outside the group become
 /// inputs, except constants, which are cloned into the body. `results` are the
 /// group's results; their uses are redirected to the new op. The group's
-/// kind is recorded (classifyGroup). Returns the op.
+/// kind is recorded: `kind` (the fusion decision), else classifyGroup().
+/// Returns the op.
 FusedOp wrapInFusedOp(mlir::OpBuilder &builder,
                       llvm::ArrayRef<mlir::Operation *> ops,
-                      llvm::ArrayRef<mlir::Value> results);
+                      llvm::ArrayRef<mlir::Value> results,
+                      std::optional<GroupKind> kind = std::nullopt);
 
 } // namespace kgraph
 
