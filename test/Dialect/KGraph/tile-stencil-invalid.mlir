@@ -241,7 +241,7 @@ func.func @float_chain(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
 // -----
 
 func.func @pinned_matmul(%a: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
-  // expected-error @+1 {{'kgraph.fused' op is a stencil group but its 'kgraph.config' is not a #kgraph.stencil_config: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for elementwise kernels but holds 'kgraph.pool2d', which elementwise kernels cannot compute: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
   ^bb0(%x: tensor<1x1x16x16xf32>):
     %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xf32>
@@ -253,7 +253,7 @@ func.func @pinned_matmul(%a: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
 // -----
 
 func.func @stencil_config_on_elementwise(%a: tensor<16xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'kgraph.fused' op has a #kgraph.stencil_config but its body has no kgraph.conv2d or kgraph.pool2d}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for stencil kernels but has no kgraph.conv2d or kgraph.pool2d: #kgraph.stencil_config<tile_h = 4, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 4>}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 4, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 4>} : (tensor<16xf32>) -> tensor<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     %r = kgraph.relu %x : tensor<16xf32>

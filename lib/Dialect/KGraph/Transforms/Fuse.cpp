@@ -36,18 +36,11 @@ using namespace kgraph::detail;
 // Graph queries and groups (the phases are in FusePhases.cpp)
 //===----------------------------------------------------------------------===//
 
+/// The kind as the report names it ("reduction" for reduce groups).
 static StringRef kindName(GroupKind kind) {
-  switch (kind) {
-  case GroupKind::Stencil:
-    return "stencil";
-  case GroupKind::Gemm:
-    return "gemm";
-  case GroupKind::Reduction:
+  if (kind == GroupKind::reduce)
     return "reduction";
-  case GroupKind::Elementwise:
-    return "elementwise";
-  }
-  return "";
+  return stringifyGroupKind(kind);
 }
 
 /// The ops of `body` that use a result of `op`, directly or inside their
@@ -278,11 +271,11 @@ void Fuser::wrapGroups() {
         break;
       }
     Location loc = first->getLoc();
-    FusedOp fused = wrapInFusedOp(builder, ops, results);
+    FusedOp fused = wrapInFusedOp(builder, ops, results, group.kind);
     fused->setLoc(loc);
     if (options.report)
       fused.emitRemark() << "fused " << ops.size() << " ops into "
-                         << (group.kind == GroupKind::Elementwise ? "an "
+                         << (group.kind == GroupKind::elementwise ? "an "
                                                                   : "a ")
                          << kindName(group.kind) << " group with "
                          << results.size() << " result"

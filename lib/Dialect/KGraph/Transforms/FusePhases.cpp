@@ -73,7 +73,7 @@ void Fuser::formStencilGroups() {
         }
     }
     if (set.size() > 1)
-      addGroup(GroupKind::Stencil, set);
+      addGroup(GroupKind::stencil, set);
     else
       note(seed, "stencil op with no fusible neighbour");
   }
@@ -162,7 +162,7 @@ void Fuser::formGemmGroups() {
       }
     }
     if (set.size() > 1)
-      addGroup(GroupKind::Gemm, set);
+      addGroup(GroupKind::gemm, set);
   }
 }
 
@@ -233,7 +233,7 @@ void Fuser::formReductionGroups() {
     });
     trimToOneResult(reduce, set);
     if (set.size() > 1)
-      addGroup(GroupKind::Reduction, set);
+      addGroup(GroupKind::reduce, set);
     else
       note(reduce, "reduce with no elementwise producer or consumer to fuse");
   }
@@ -255,7 +255,7 @@ void Fuser::formElementwiseGroups() {
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value v = op->getOperand(i);
       int g = findGroup(v.getDefiningOp() ? v.getDefiningOp() : nullptr);
-      if (g < 0 || groups[g].kind != GroupKind::Elementwise ||
+      if (g < 0 || groups[g].kind != GroupKind::elementwise ||
           llvm::is_contained(merged, unsigned(g)))
         continue;
       OpSet candidate = set;
@@ -302,11 +302,11 @@ void Fuser::formElementwiseGroups() {
       });
     ordered.append(allClones.begin(), allClones.end());
     ordered.push_back(op);
-    addGroup(GroupKind::Elementwise, std::move(ordered));
+    addGroup(GroupKind::elementwise, std::move(ordered));
   }
   // One-op elementwise groups are left to kgraph-form-kernels.
   for (Group &group : groups) {
-    if (group.dead || group.kind != GroupKind::Elementwise ||
+    if (group.dead || group.kind != GroupKind::elementwise ||
         group.ops.size() > 1)
       continue;
     group.dead = true;

@@ -24,7 +24,6 @@
 namespace kgraph::detail {
 using namespace mlir;
 
-enum class GroupKind { Stencil, Gemm, Reduction, Elementwise };
 
 struct Group {
   GroupKind kind;

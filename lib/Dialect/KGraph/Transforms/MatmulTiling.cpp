@@ -60,6 +60,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -654,7 +655,8 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
     return false;
   Tiling withTma = t;
   withTma.copy = CopyKind::tma;
-  int64_t smem = e.resources.sharedMemoryBytes + 16 * t.stages;
+  int64_t smem = e.resources.sharedMemoryBytes +
+                 getMatmulBarrierBytes(withTma.toAttr(ctx));
   return smem <= int64_t(target.sharedMemPerBlock) &&
          getTmaConfigError(withTma.toAttr(ctx), p, target).empty();
 }
@@ -674,10 +676,9 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
          p.batch * tilesM * tilesN > resident;
 }
 
-FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
-                                                       const MatmulProblem &p,
-                                                       const SMTarget &target,
-                                                       std::string *whyNot) {
+FailureOr<SmallVector<MatmulConfigAttr>>
+kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
+                          const SMTarget &target, std::string *whyNot) {
   Tiling base{};
   chooseInstruction(p, target, base);
   int64_t eb = elementBytes(p.operandType);
@@ -788,7 +789,6 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   double fastest = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates)
     fastest = std::min(fastest, c.estimate.cycles);
-  const Candidate *best = nullptr;
   auto key = [&](const Candidate &c) {
     const Tiling &t = c.tiling;
     const MatmulEstimate &e = c.estimate;
@@ -800,19 +800,56 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
             : 0,
         e.resources.sharedMemoryBytes, t.warps());
   };
-  for (const Candidate &c : candidates) {
-    if (c.estimate.cycles > fastest * (1 + kTimeTolerance))
-      continue;
-    if (!best || key(c) < key(*best))
-      best = &c;
+  // The ranking: the candidates within the tolerance first, by the key
+  // (rank 1 is the default choice), then the rest by estimated time; the
+  // enumeration order settles equals. Keys are computed once per
+  // candidate.
+  using Key = decltype(key(candidates.front()));
+  struct Ranked {
+    const Candidate *c;
+    bool tied;
+    Key key;
+    size_t index;
+  };
+  SmallVector<Ranked> order;
+  for (auto [i, c] : llvm::enumerate(candidates)) {
+    bool tied = c.estimate.cycles <= fastest * (1 + kTimeTolerance);
+    order.push_back({&c, tied, tied ? key(c) : Key(), i});
   }
-  Tiling chosen = best->tiling;
-  bool tma = usesTma(chosen, best->estimate, p, target, ctx);
-  if (tma)
-    chosen.copy = CopyKind::tma;
-  if (usesGroupedRaster(chosen, best->estimate, p, target))
-    chosen.groupM = tma ? kRasterGroupMTma : kRasterGroupM;
-  return chosen.toAttr(ctx);
+  llvm::sort(order, [](const Ranked &x, const Ranked &y) {
+    if (x.tied != y.tied)
+      return x.tied;
+    if (x.tied && x.key != y.key)
+      return x.key < y.key;
+    if (!x.tied && x.c->estimate.cycles != y.c->estimate.cycles)
+      return x.c->estimate.cycles < y.c->estimate.cycles;
+    return x.index < y.index;
+  });
+  // Each candidate gets the copy engine and rasterization the model uses
+  // for its tiling.
+  SmallVector<MatmulConfigAttr> ranked;
+  for (const Ranked &r : order) {
+    const Candidate &c = *r.c;
+    Tiling chosen = c.tiling;
+    bool tma = usesTma(chosen, c.estimate, p, target, ctx);
+    if (tma)
+      chosen.copy = CopyKind::tma;
+    if (usesGroupedRaster(chosen, c.estimate, p, target))
+      chosen.groupM = tma ? kRasterGroupMTma : kRasterGroupM;
+    ranked.push_back(chosen.toAttr(ctx));
+  }
+  return ranked;
+}
+
+FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
+                                                       const MatmulProblem &p,
+                                                       const SMTarget &target,
+                                                       std::string *whyNot) {
+  FailureOr<SmallVector<MatmulConfigAttr>> ranked =
+      rankMatmulConfigs(ctx, p, target, whyNot);
+  if (failed(ranked))
+    return failure();
+  return ranked->front();
 }
 
 FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MatmulOp op,
@@ -951,4 +988,46 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
      << std::llround(e.sharedCycles) << ", estimated "
      << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
   return s;
+}
+
+int64_t kgraph::getMatmulBarrierBytes(MatmulConfigAttr config) {
+  return config.getCopy() == CopyKind::tma ? 16 * config.getStages() : 0;
+}
+
+KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
+                                     const MatmulProblem &p,
+                                     const SMTarget &target) {
+  constexpr int64_t kMaxGridY = 65535;
+  KernelLaunch launch;
+  int64_t tilesN = llvm::divideCeilSigned(p.n, config.getTileN());
+  int64_t tilesM = llvm::divideCeilSigned(p.m, config.getTileM());
+  bool linear = config.getGroupM() > 1 || tilesM > kMaxGridY;
+  launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
+                 p.batch};
+  launch.block = {config.getBlockThreads(), 1, 1};
+  launch.sharedMemoryBytes =
+      estimateMatmul(config, p, target).resources.sharedMemoryBytes +
+      getMatmulBarrierBytes(config);
+  return launch;
+}
+
+FailureOr<MatmulProblem> kgraph::getGemmGroupProblem(FusedOp group,
+                                                     const SMTarget &target) {
+  FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group);
+  if (failed(parts))
+    return failure();
+  Operation *anchor = parts->anchor;
+  std::string whyNot;
+  FailureOr<MatmulProblem> problem =
+      llvm::isa<Conv2dOp>(anchor)
+          ? getConvProblem(llvm::cast<Conv2dOp>(anchor), &whyNot)
+          : getMatmulProblem(llvm::cast<MatmulOp>(anchor), &whyNot);
+  if (failed(problem))
+    return anchor->emitOpError()
+           << "has no code generation for " << target.name << ": " << whyNot;
+  // The operand type of the problem is the matmul's, i.e. the type the
+  // prologue produces: shared memory holds the mma's type.
+  problem->stagedInRegisters =
+      !parts->lhsPrologue.empty() || !parts->rhsPrologue.empty();
+  return problem;
 }

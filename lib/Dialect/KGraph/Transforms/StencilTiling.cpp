@@ -525,6 +525,43 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
   return best;
 }
 
+double kgraph::estimateStencilMicroseconds(FusedOp group,
+                                           StencilConfigAttr config,
+                                           const SMTarget &target) {
+  StencilPlan plan = planStencilGroup(group, config);
+  StencilEstimate e = estimateStencil(group, config, plan, target);
+  // Per image pixel and channel block: the global bytes at the part's
+  // memory bandwidth, or the taps on the fp32 lanes, whichever binds,
+  // stretched by the last partial wave.
+  double pixels = double(plan.n) * plan.h * plan.w * plan.numChannelBlocks;
+  double memory = target.dramMicroseconds(pixels * e.globalBytesPerPixel);
+  double compute = target.cyclesToMicroseconds(
+      pixels * e.workPerPixel / (double(target.numSMs) * target.f32LanesPerSM));
+  return std::max(memory, compute) / e.waveEfficiency;
+}
+
+SmallVector<StencilConfigAttr>
+kgraph::enumerateStencilConfigs(FusedOp group, const SMTarget &target) {
+  MLIRContext *ctx = group.getContext();
+  SmallVector<StencilConfigAttr> configs;
+  if (FailureOr<StencilConfigAttr> chosen = chooseStencilConfig(group, target);
+      succeeded(chosen))
+    configs.push_back(*chosen);
+  for (int64_t th : {16, 32, 64})
+    for (int64_t tw : {32, 64, 128})
+      for (int64_t threads : {256, 128, 512})
+        for (int64_t rpt : {4, 2, 1}) {
+          int64_t bx = std::min<int64_t>(tw, 64);
+          if (threads % bx != 0 || th % rpt != 0)
+            continue;
+          auto config =
+              StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
+          if (!llvm::is_contained(configs, config))
+            configs.push_back(config);
+        }
+  return configs;
+}
+
 std::string kgraph::describeStencilPlan(FusedOp group,
                                         StencilConfigAttr config,
                                         const SMTarget &target) {

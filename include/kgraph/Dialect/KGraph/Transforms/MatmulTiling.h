@@ -40,6 +40,7 @@
 #define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H
 
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphInterfaces.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
@@ -173,6 +174,15 @@ mlir::FailureOr<MatmulConfigAttr>
 chooseMatmulConfig(mlir::MLIRContext *ctx, const MatmulProblem &problem,
                    const SMTarget &target, std::string *whyNot = nullptr);
 
+/// Every configuration the search considers for `problem` on `target`,
+/// ranked best first: chooseMatmulConfig's pick, then the candidates the
+/// model counts as equally fast in the order of its tie-break key, then the
+/// rest by estimated time. Fails with the reason in `whyNot` when no
+/// candidate fits the target.
+mlir::FailureOr<llvm::SmallVector<MatmulConfigAttr>>
+rankMatmulConfigs(mlir::MLIRContext *ctx, const MatmulProblem &problem,
+                  const SMTarget &target, std::string *whyNot = nullptr);
+
 /// Checks a configuration (chosen or pinned) against the target and the
 /// problem: the instruction is one the target offers for the operand type,
 /// shared memory fits, stages beyond 2 need cp.async, load_width is at most
@@ -205,6 +215,24 @@ inline constexpr int64_t kTmaMaxBoxRows = 256;
 /// stored tile rows that split into boxes of at most 256 rows.
 std::string getTmaConfigError(MatmulConfigAttr config, const MatmulProblem &p,
                               const SMTarget &target);
+
+/// Bytes of dynamic shared memory the mbarriers of copy = tma take: one
+/// full/empty pair (16 bytes) per stage; 0 with cp_async.
+int64_t getMatmulBarrierBytes(MatmulConfigAttr config);
+
+/// The launch of the GEMM kernel of `p` with `config`: grid x over N tiles,
+/// y over M tiles, z over the batch (x alone numbers the tiles of one GEMM
+/// with group_m > 1 or more than 65535 M tiles), block threads with the
+/// producer warpgroup of copy = tma, and the dynamic shared memory of the
+/// resource estimate plus the TMA barriers.
+KernelLaunch getMatmulLaunch(MatmulConfigAttr config, const MatmulProblem &p,
+                             const SMTarget &target);
+
+/// The problem of the GEMM group `group` (MatmulProblem of its anchor, with
+/// `stagedInRegisters` set by a prologue). Fails with a diagnostic (the GEMM
+/// group contract, or a problem without kernel on `target`).
+mlir::FailureOr<MatmulProblem> getGemmGroupProblem(FusedOp group,
+                                                   const SMTarget &target);
 
 /// One line for remarks: "smem 75776 B, 232 regs/thread, ...".
 std::string describeEstimate(const MatmulEstimate &estimate);
