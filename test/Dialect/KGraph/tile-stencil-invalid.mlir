@@ -219,20 +219,13 @@ func.func @yield_input(%a: tensor<1x1x16x16xf32>) -> (tensor<1x1x16x16xf32>, ten
 
 // -----
 
-func.func @int_pool(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x8x8xi32> {
-  // expected-error @+1 {{'kgraph.pool2d' op has no code generation for element type 'i32': stencil kernels compute floats}}
-  %0 = kgraph.pool2d max %a kernel = [2, 2] strides = [2, 2] : tensor<1x1x16x16xi32>
-  return %0 : tensor<1x1x8x8xi32>
-}
-
-// -----
-
-func.func @float_chain(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
-  %0 = kgraph.fused (%a) : (tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
-  ^bb0(%x: tensor<1x1x16x16xi32>):
-    %r = kgraph.relu %x : tensor<1x1x16x16xi32>
-    // expected-error @+1 {{'kgraph.pool2d' op in a stencil group must compute floats, got 'i32' -> 'i32'}}
-    %p = kgraph.pool2d max %r kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xi32>
+// An integer conv2d in a stencil group (pool2d of integers is supported).
+func.func @int_conv(%a: tensor<1x1x16x16xi8>, %w: tensor<1x1x3x3xi8>) -> tensor<1x1x16x16xi32> {
+  %0 = kgraph.fused (%a, %w) : (tensor<1x1x16x16xi8>, tensor<1x1x3x3xi8>) -> tensor<1x1x16x16xi32> {
+  ^bb0(%x: tensor<1x1x16x16xi8>, %f: tensor<1x1x3x3xi8>):
+    // expected-error @+1 {{'kgraph.conv2d' op in a stencil group must compute floats, got 'i8' -> 'i32'}}
+    %c = kgraph.conv2d %x, %f padding = [1, 1, 1, 1] : tensor<1x1x16x16xi8>, tensor<1x1x3x3xi8> -> tensor<1x1x16x16xi32>
+    %p = kgraph.pool2d max %c kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xi32>
     kgraph.yield %p : tensor<1x1x16x16xi32>
   }
   return %0 : tensor<1x1x16x16xi32>

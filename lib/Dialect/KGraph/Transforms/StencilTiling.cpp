@@ -111,8 +111,10 @@ static InFlightDiagnostic &printArray(InFlightDiagnostic &diag,
 static LogicalResult checkStencilOp(Operation *op) {
   auto in = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-  if (!llvm::isa<FloatType>(in.getElementType()) ||
-      !llvm::isa<FloatType>(out.getElementType()))
+  // A pool2d of integers is a max pool (avg needs floats, says its
+  // verifier) and computes in i32.
+  if (llvm::isa<Conv2dOp>(op) && (!llvm::isa<FloatType>(in.getElementType()) ||
+                                  !llvm::isa<FloatType>(out.getElementType())))
     return op->emitOpError("in a stencil group must compute floats, got ")
            << in.getElementType() << " -> " << out.getElementType();
   Layout layout = getOpLayout(op);
@@ -172,13 +174,8 @@ static StencilFill getFill(Operation *op) {
 LogicalResult kgraph::checkStencilGroup(FusedOp group) {
   if (group.getNumResults() == 0)
     return group.emitOpError("has no results to compute");
-  if (Pool2dOp pool = getLonePool(group)) {
-    if (!llvm::isa<FloatType>(pool.getInput().getType().getElementType()))
-      return pool.emitOpError("has no code generation for element type ")
-             << pool.getInput().getType().getElementType()
-             << ": stencil kernels compute floats";
+  if (getLonePool(group))
     return success();
-  }
 
   // The grid: layout and N, H, W of the first conv2d or pool2d.
   Block &body = group.getBody().front();
