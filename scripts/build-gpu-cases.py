@@ -513,7 +513,7 @@ def main(argv=None):
     FUZZ["count"] = args.fuzz_count
 
     suites = list(SUITES) if args.suite == "all" else [args.suite]
-    if "fuzz" in suites:
+    if "fuzz" in suites and not args.list:
         print(f"fuzz suite: seed {FUZZ['seed']}, {FUZZ['count']} random graphs "
               f"(rebuild the same with --fuzz-seed {FUZZ['seed']})")
     todo = []  # (case, manifest section)
