@@ -83,7 +83,7 @@ def run(cmd, timeout):
         return p.returncode, p.stderr
     except subprocess.TimeoutExpired as e:
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-        return "timeout", err
+        return "timeout", err + f"\n[no result after {timeout:.0f} s: {' '.join(cmd[:3])} ...]"
 
 
 def list_targets(opt):
@@ -220,8 +220,11 @@ def check_graph(seed, index, keep=False):
             res["full_runs"] += 1
             if rc != 0:
                 kind = classify_error(rc, err, graph)
-                return finding(kind or "rejected_after_tiling",
-                               f"{label}: {first_error(err)}", err)
+                if kind:
+                    return finding(kind, f"{label}: {first_error(err)}", err)
+                results[fuse] = "unsupported"
+                res["outcome"][label] = "unsupported:" + first_error(err)[:120]
+                continue
             with open(ptx, "rb") as f:
                 data = f.read()
             digest = hashlib.sha1(data + target.encode()).hexdigest()
@@ -392,8 +395,20 @@ def main():
     t0 = time.time()
     progress = open(os.path.join(out, "progress.log"), "a")
     pool = multiprocessing.Pool(a.workers, initializer=_init, initargs=(cfg,))
+
+    def results():
+        """Results as they come, with at most two graphs per worker queued
+        (imap would draw the whole job list, past --time, at once)."""
+        pending = collections.deque()
+        for job in jobs():
+            pending.append(pool.apply_async(_worker, (job,)))
+            while len(pending) >= 2 * a.workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
     try:
-        for res in pool.imap_unordered(_worker, jobs(), chunksize=1):
+        for res in results():
             stats["graphs"] += 1
             stats["targets"][res["target"]] += 1
             stats["ops"].update(res["ops"])
