@@ -38,7 +38,9 @@ import multiprocessing
 import os
 import random
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,10 +78,17 @@ def ptxas_path():
 
 
 def run(cmd, timeout):
-    """(returncode or 'timeout', stderr)."""
+    """(returncode or 'timeout', stderr). ``timeout`` bounds the CPU time
+    (RLIMIT_CPU, so a busy shared machine does not turn a slow compile into
+    a hang); the wall clock gets ten times as long."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (int(timeout), int(timeout) + 5))
     try:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           timeout=timeout, text=True, errors="replace")
+                           timeout=10 * timeout, text=True, errors="replace",
+                           preexec_fn=limit)
+        if p.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            return "timeout", p.stderr + f"\n[more than {timeout:.0f} s of CPU: {' '.join(cmd[:3])} ...]"
         return p.returncode, p.stderr
     except subprocess.TimeoutExpired as e:
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
