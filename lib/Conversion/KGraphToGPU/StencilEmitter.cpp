@@ -5,9 +5,10 @@
 // layout come from planStencilGroup (StencilTiling.h). The kernel:
 //
 //   1. stages every group input a conv2d/pool2d reads: its region (tile plus
-//      halo) from global memory into shared memory as f32, consecutive
-//      threads on consecutive x; positions outside the image get the
-//      reader's padding value (0, or -inf for max pool);
+//      halo) from global memory into shared memory as f32 (i32 for the
+//      integers a max pool reads), consecutive threads on consecutive x;
+//      positions outside the image get the reader's padding value (0, or
+//      -inf, the i32 minimum for integers, for max pool);
 //   2. for each other materialized value, in topological order: computes it
 //      over its region in strips of rows_per_thread rows per thread and
 //      stores it (padding value outside the image); barrier;
@@ -16,8 +17,8 @@
 // Values that no conv2d/pool2d reads are computed where they are used.
 // Filter taps are fully unrolled; a strip's shared-memory loads are reused
 // by its rows and by every op of the strip. Arithmetic is f32 (elementwise
-// ops through ScalarOps.h), each op's result rounded to its
-// element type.
+// ops through ScalarOps.h; integers in i32), each op's result rounded to
+// its element type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,10 +73,22 @@ private:
     Value ix = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(w));
     return arith::AndIOp::create(b, loc, iy, ix);
   }
-  Value fillValue(StencilFill fill) {
-    return f32(fill == StencilFill::NegInf
-                   ? -std::numeric_limits<double>::infinity()
-                   : 0.0);
+  /// The padding value in `type`, the compute type of a materialized value
+  /// (f32, or i32 for integers, whose "-inf" is the i32 minimum: a max pool
+  /// window always holds an in-image element, which wins).
+  Value fillValue(StencilFill fill, Type type) {
+    if (llvm::isa<FloatType>(type))
+      return f32(fill == StencilFill::NegInf
+                     ? -std::numeric_limits<double>::infinity()
+                     : 0.0);
+    int64_t value = fill == StencilFill::NegInf
+                        ? std::numeric_limits<int32_t>::min()
+                        : 0;
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  }
+  /// The type a materialized value is computed and kept in shared memory in.
+  Type computeType(Value v) const {
+    return kgraph::detail::getComputeType(elementType(v));
   }
 
   int64_t rowsPerThread() const { return config.getRowsPerThread(); }
@@ -187,7 +200,7 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value fill = fillValue(sv.fill);
+  Value fill = fillValue(sv.fill, computeType(arg));
   struct Pending {
     Value index, ry, rx;
     SmallVector<Value> values;
@@ -277,7 +290,7 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     pending.push_back(
         {i, row0, sx, add(tileX, stripX), add(tileY, stripY), *vals});
   }
-  Value fill = fillValue(sv.fill);
+  Value fill = fillValue(sv.fill, computeType(v));
   for (auto [u, p] : llvm::enumerate(pending)) {
     OpBuilder::InsertionGuard storeGuard(b);
     if (u > 0) {
@@ -457,6 +470,8 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
           Value x = sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]);
           if (!acc)
             acc = x;
+          else if (isMax && !llvm::isa<FloatType>(x.getType()))
+            acc = arith::MaxSIOp::create(b, loc, acc, x);
           else if (isMax)
             acc = arith::MaximumFOp::create(b, loc, acc, x);
           else
@@ -573,8 +588,8 @@ LogicalResult StencilEmitter::emit() {
     channelBase = c(0);
   }
 
-  // Shared memory: one f32 [channels][rows][cols] array per materialized
-  // value, at the plan's offsets.
+  // Shared memory: one [channels][rows][cols] array per materialized value
+  // in its compute type (f32, or i32 for integers), at the plan's offsets.
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value smem;
   if (plan.sharedMemoryBytes > 0)
@@ -585,8 +600,8 @@ LogicalResult StencilEmitter::emit() {
   for (auto &[v, sv] : plan.values) {
     if (!sv.materialized)
       continue;
-    auto type = MemRefType::get({sv.channels, sv.rows, sv.cols}, b.getF32Type(),
-                                AffineMap(), workgroup);
+    auto type = MemRefType::get({sv.channels, sv.rows, sv.cols},
+                                computeType(v), AffineMap(), workgroup);
     shared[v] = memref::ViewOp::create(b, loc, type, smem, c(sv.sharedOffset),
                                        ValueRange{});
   }

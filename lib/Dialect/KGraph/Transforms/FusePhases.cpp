@@ -244,6 +244,14 @@ void Fuser::formReductionGroups() {
 //===----------------------------------------------------------------------===//
 
 void Fuser::formElementwiseGroups() {
+  // An elementwise kernel stores its results over one iteration space, so
+  // the values a group yields must share one shape.
+  auto yieldsOneShape = [&](const OpSet &set) {
+    SmallVector<Value> out = escaping(set);
+    return llvm::all_of(out, [&](Value v) {
+      return shapeOf(v) == shapeOf(out.front());
+    });
+  };
   for (Operation &opRef : llvm::make_early_inc_range(*body)) {
     Operation *op = &opRef;
     if (!isFree(op) || !isElementwiseOp(op))
@@ -260,18 +268,22 @@ void Fuser::formElementwiseGroups() {
         continue;
       OpSet candidate = set;
       candidate.insert(groups[g].ops.begin(), groups[g].ops.end());
-      if (!createsCycle(candidate, op)) {
+      bool cycle = createsCycle(candidate, op);
+      if (!cycle && yieldsOneShape(candidate)) {
         set = std::move(candidate);
         merged.push_back(g);
         continue;
       }
-      // Merging would close a cycle through another group: recompute the
-      // value here instead, if its cone in that group is small.
+      // Merging would close a cycle through another group, or make the group
+      // yield values of two shapes: recompute the value here instead, if its
+      // cone in that group is small.
+      StringRef why = cycle ? "it would create a cycle"
+                            : "the group would yield values of two shapes";
       auto cone =
           collectCone(v, [&](Operation *def) { return findGroup(def) == g; });
       if (!cone) {
         note(op, "not fused with the elementwise group of its operand #" +
-                     Twine(i) + ": it would create a cycle");
+                     Twine(i) + ": " + why);
         continue;
       }
       SmallVector<Operation *> clones;
@@ -279,11 +291,11 @@ void Fuser::formElementwiseGroups() {
       op->setOperand(i, copy);
       OpSet withClones = set;
       withClones.insert(clones.begin(), clones.end());
-      if (createsCycle(withClones, op)) {
+      if (createsCycle(withClones, op) || !yieldsOneShape(withClones)) {
         op->setOperand(i, v);
         eraseClones(clones);
         note(op, "not fused with the elementwise group of its operand #" +
-                     Twine(i) + ": it would create a cycle");
+                     Twine(i) + ": " + why);
         continue;
       }
       set = std::move(withClones);
