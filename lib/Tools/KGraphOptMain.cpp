@@ -6,6 +6,7 @@
 //   --fuse-report     with --fuse: remarks on what was fused and why not
 //   --emit=<stage>    tiled | gpu | nvvm print the IR after that stage;
 //                     ptx (default) writes -o <file>.ptx and <file>.plan.json
+//   --print-element-types  print the element-type table as JSON and exit
 // Without --tile it behaves exactly like mlir-opt.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "kgraph/Tools/KGraphOptMain.h"
 #include "kgraph/InitAll.h"
 #include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -57,6 +59,13 @@ static llvm::cl::opt<std::string> cudaPath(
                    "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
     llvm::cl::value_desc("dir"), llvm::cl::cat(kgraphCategory));
 
+static llvm::cl::opt<bool> printElementTypes(
+    "print-element-types",
+    llvm::cl::desc("Print the element-type table (plan dtype names, sizes, "
+                   "tensor-core operand kinds and their targets, tensor-map "
+                   "types, host types) as JSON and exit"),
+    llvm::cl::cat(kgraphCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
   return EXIT_FAILURE;
@@ -80,6 +89,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "kgraph optimizer driver\n", registry);
+
+  if (printElementTypes) {
+    printElementTypesJSON(llvm::outs());
+    return EXIT_SUCCESS;
+  }
 
   if (tileTarget.empty()) {
     if (fuseOps)

@@ -10,6 +10,7 @@
 #define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNEL_H
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -56,7 +57,13 @@ inline FailureOr<GemmProblem> getProblem(MatmulOp op) {
   return p;
 }
 
-inline int64_t byteWidth(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
+/// Bytes of one element of `t` in memory (the element-type table's; GEMM
+/// problems only hold types it has).
+inline int64_t byteWidth(Type t) {
+  const ElementTypeInfo *info = lookupElementType(t);
+  assert(info && "GEMM operand of an element type kgraph does not have");
+  return info->storageBytes;
+}
 
 /// Index arithmetic helpers on one builder.
 struct IndexMath {

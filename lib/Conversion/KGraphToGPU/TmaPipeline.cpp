@@ -54,6 +54,7 @@
 
 #include "MatmulKernel.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -103,7 +104,11 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     }
     NamedAttrList fields;
     fields.append("arg", b.getI64IntegerAttr(isA ? lhsArg : rhsArg));
-    fields.append("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : "f16"));
+    // getTmaConfigError admits only operands with a tensor-map data type.
+    const ElementTypeInfo *info = lookupElementType(elem);
+    assert(info && info->tensorMapDataType &&
+           "TMA operands without a tensor-map data type");
+    fields.append("dtype", b.getStringAttr(info->planName));
     fields.append("dims", b.getI64ArrayAttr(dims));
     fields.append("strides", b.getI64ArrayAttr(strides));
     fields.append("box", b.getI64ArrayAttr(box));

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulKernel.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -207,7 +208,9 @@ public:
   /// nvgpu.mma.sync; its NVVM lowering has no bf16 yet, so bf16 is written as
   /// nvvm.mma.sync on the packed 32-bit registers directly.
   Value mmaOne(OpBuilder &b, Location loc, Value a, Value bFrag, Value c) {
-    if (!p.aType.isBF16())
+    std::optional<MmaOperandType> operand =
+        getMmaOperandType(p.aType, /*allowTf32=*/false);
+    if (operand != MmaOperandType::BF16)
       return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
                                       ArrayRef<int64_t>{16, 8, 16});
     auto packed = [&](Value frag) {
@@ -582,7 +585,8 @@ public:
         out.push_back(nvgpu::MmaSyncOp::create(
             b, loc, aFrags[mi], bFrags[ni], acc[mi * nTiles + ni],
             ArrayRef<int64_t>{16, 8, instK},
-            /*tf32Enabled=*/p.aType.isF32()));
+            /*tf32Enabled=*/getMmaOperandType(p.aType, /*allowTf32=*/true) ==
+                MmaOperandType::TF32));
     return out;
   }
 
@@ -633,11 +637,15 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
   };
   if (config.getInstruction() == MmaKind::wgmma)
     return createWgmma(p, config, whyNot);
-  bool sameOperands = p.bType == p.aType;
-  if (config.getInstruction() == MmaKind::fma && sameOperands &&
-      shape == ArrayRef<int64_t>{1, 1, 1} &&
-      ((llvm::isa<FloatType>(p.aType) && p.accType.isF32()) ||
-       (p.aType.isInteger(8) && p.accType.isInteger(32)))) {
+  // Operands of one type that the element-type table gives an accumulator,
+  // accumulated in it; the tensor-core operand kind is the table's (f32
+  // operands reach mma_sync only as tf32: verifyMatmulConfig).
+  bool accumulates = p.bType == p.aType && p.accType &&
+                     p.accType == getAccumulatorType(p.aType);
+  std::optional<MmaOperandType> operand =
+      getMmaOperandType(p.aType, /*allowTf32=*/true);
+  if (config.getInstruction() == MmaKind::fma && accumulates &&
+      shape == ArrayRef<int64_t>{1, 1, 1}) {
     auto [lanesM, lanesN] = FmaSimt::lanes(wm, wn);
     if (wm % lanesM != 0 || wn % lanesN != 0)
       return fail("fma needs a warp tile divisible by its " + Twine(lanesM) +
@@ -645,17 +653,31 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
                   " x " + Twine(wn));
     return std::make_unique<FmaSimt>(p, config);
   }
-  if (config.getInstruction() == MmaKind::mma_sync && sameOperands &&
-      shape.size() == 3 && shape[0] == 16 && shape[1] == 8) {
+  if (config.getInstruction() == MmaKind::mma_sync && accumulates &&
+      operand && shape.size() == 3 && shape[0] == 16 && shape[1] == 8) {
     // The warp tile is a multiple of the instruction shape (verified by
     // MatmulConfigAttr).
-    if (((shape[2] == 16 && (p.aType.isF16() || p.aType.isBF16())) ||
-         (shape[2] == 8 && p.aType.isF16())) &&
-        p.accType.isF32())
-      return std::make_unique<MmaSyncF16>(p, config);
-    if ((shape[2] == 8 && p.aType.isF32() && p.accType.isF32()) ||
-        (shape[2] == 32 && p.aType.isInteger(8) && p.accType.isInteger(32)))
-      return std::make_unique<MmaSyncWord>(p, config);
+    switch (*operand) {
+    case MmaOperandType::F16:
+      if (shape[2] == 16 || shape[2] == 8)
+        return std::make_unique<MmaSyncF16>(p, config);
+      break;
+    case MmaOperandType::BF16:
+      if (shape[2] == 16)
+        return std::make_unique<MmaSyncF16>(p, config);
+      break;
+    case MmaOperandType::TF32:
+      if (shape[2] == 8)
+        return std::make_unique<MmaSyncWord>(p, config);
+      break;
+    case MmaOperandType::I8:
+      if (shape[2] == 32)
+        return std::make_unique<MmaSyncWord>(p, config);
+      break;
+    case MmaOperandType::F8E4M3:
+      // No fp8 fragments yet: the diagnostic below names the type.
+      break;
+    }
   }
   if (whyNot) {
     llvm::raw_string_ostream os(*whyNot);

@@ -42,6 +42,7 @@
 
 #include "MatmulKernel.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -59,7 +60,11 @@ constexpr int64_t kAtomBytes = 1024;
 
 class Wgmma : public WarpMma {
 public:
-  Wgmma(const GemmProblem &p, MatmulConfigAttr config) : p(p) {
+  /// `operandType` / `accType`: the instruction's types of A and B / of
+  /// the accumulators.
+  Wgmma(const GemmProblem &p, MatmulConfigAttr config,
+        NVVM::WGMMATypes operandType, NVVM::WGMMATypes accType)
+      : p(p), operandType(operandType), accType(accType) {
     tm = config.getTileM();
     tn = config.getTileN();
     tk = config.getTileK();
@@ -153,7 +158,6 @@ public:
       descB.push_back(descriptor(im, /*isA=*/false, bBase,
                                  im.add(warpCol, n * instN), kOffset));
     MLIRContext *ctx = b.getContext();
-    auto type = p.aType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     // layout row for A and col for B: K-major (no transpose).
     auto layoutA = kMajor(true) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
     auto layoutB = kMajor(false) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
@@ -162,8 +166,8 @@ public:
       for (int64_t n = 0; n < nInst; ++n)
         out.push_back(NVVM::WgmmaMmaAsyncOp::create(
             b, loc, structType(ctx), acc[s * nInst + n], descA[s], descB[n],
-            NVVM::MMAShapeAttr::get(ctx, 64, instN, 16), type, type,
-            NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+            NVVM::MMAShapeAttr::get(ctx, 64, instN, 16), operandType,
+            operandType, accType, NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
             /*satfinite=*/nullptr));
     return out;
@@ -247,6 +251,7 @@ private:
   }
 
   GemmProblem p;
+  NVVM::WGMMATypes operandType, accType;
   int64_t tm, tn, tk, stages, warpsN, wgM, wgN, instN, slabs, nInst;
 };
 
@@ -260,12 +265,24 @@ std::unique_ptr<WarpMma> kgraph::detail::createWgmma(const GemmProblem &p,
       *whyNot = why.str();
     return nullptr;
   };
-  if (p.aType != p.bType || !(p.aType.isF16() || p.aType.isBF16()) ||
-      !p.accType.isF32())
+  // The swizzled layout above holds 16-bit elements (64 to a 128-byte row)
+  // and the register structs f32 accumulators: the table's f16 and bf16
+  // operand kinds, with their f32 accumulator.
+  std::optional<MmaOperandType> operand =
+      getMmaOperandType(p.aType, /*allowTf32=*/false);
+  bool implemented = operand && (*operand == MmaOperandType::F16 ||
+                                 *operand == MmaOperandType::BF16);
+  if (p.aType != p.bType || !implemented || !p.accType.isF32() ||
+      p.accType != getAccumulatorType(p.aType))
     return fail("wgmma is implemented for f16 and bf16 operands with f32 "
                 "accumulators only");
   std::string reason = getWgmmaConfigError(config, p.transA, p.transB);
   if (!reason.empty())
     return fail(reason);
-  return std::make_unique<Wgmma>(p, config);
+  std::optional<NVVM::WGMMATypes> operandType =
+      NVVM::symbolizeWGMMATypes(getMmaOperandInfo(*operand).ptxType);
+  std::optional<NVVM::WGMMATypes> accType =
+      NVVM::symbolizeWGMMATypes(lookupElementType(p.accType)->ptxType);
+  assert(operandType && accType && "the table's PTX types are NVVM's");
+  return std::make_unique<Wgmma>(p, config, *operandType, *accType);
 }
