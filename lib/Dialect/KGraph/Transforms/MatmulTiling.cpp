@@ -60,6 +60,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -81,10 +82,21 @@ using namespace kgraph;
 //===----------------------------------------------------------------------===//
 
 Type MatmulProblem::getAccumulatorType() const {
-  MLIRContext *ctx = operandType.getContext();
-  if (operandType.isInteger(8))
-    return IntegerType::get(ctx, 32);
-  return Float32Type::get(ctx);
+  return kgraph::getAccumulatorType(operandType);
+}
+
+/// `type` as MLIR prints it, for diagnostics.
+static std::string describeType(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+/// Whether kgraph has GEMM kernels for operands of `type`: the element-type
+/// table gives it an accumulator.
+static bool hasGemmKernel(Type type) {
+  return static_cast<bool>(kgraph::getAccumulatorType(type));
 }
 
 FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
@@ -115,9 +127,9 @@ FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
   if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
     return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
                 Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no matmul kernel");
+  if (!hasGemmKernel(p.operandType))
+    return fail("operands of element type " + describeType(p.operandType) +
+                " have no matmul kernel");
   return p;
 }
 
@@ -159,9 +171,9 @@ FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
   if (p.m <= 0 || p.n <= 0 || p.k <= 0)
     return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
                 Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no conv2d kernel");
+  if (!hasGemmKernel(p.operandType))
+    return fail("operands of element type " + describeType(p.operandType) +
+                " have no conv2d kernel");
   return p;
 }
 
@@ -200,9 +212,12 @@ struct Tiling {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Bytes of one element in memory.
+/// Bytes of one element in memory (the element-type table's; problems are
+/// only built for types it has).
 static int64_t elementBytes(Type type) {
-  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  const ElementTypeInfo *info = lookupElementType(type);
+  assert(info && "MatmulProblem of an element type kgraph does not have");
+  return info->storageBytes;
 }
 
 /// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
@@ -248,8 +263,9 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
   r.threadsPerBlock = 32 * t.warps();
 
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
-  int64_t accWords = std::max<int64_t>(
-      1, ceilDiv(accumulatorType.getIntOrFloatBitWidth(), 32));
+  const ElementTypeInfo *acc = lookupElementType(accumulatorType);
+  assert(acc && "accumulator of an element type kgraph does not have");
+  int64_t accWords = std::max<int64_t>(1, ceilDiv(acc->bitWidth, 32));
   r.accumulatorRegisters =
       ceilDiv(t.warpTileM() * t.warpTileN(), 32) * accWords;
 
@@ -371,17 +387,19 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kTimeTolerance = 0.03;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
-/// table's f16 rates: tf32 at half of them, i8 at twice.
+/// table's f16 rates scaled by the element-type table's operand rate (tf32
+/// at half of them, i8 at twice).
 static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
   if (kind == MmaKind::fma)
     return target.f32LanesPerSM;
   double f16Rate = kind == MmaKind::wgmma ? target.wgmmaF16MacsPerClock
                                           : target.mmaF16MacsPerClock;
-  if (operandType.isF32())
-    return f16Rate / 2;
-  if (operandType.isInteger(8))
-    return f16Rate * 2;
-  return f16Rate;
+  // A tensor-core kind on an operand type without a tensor-core operand
+  // never reaches the model: verifyMatmulConfig rejects it.
+  std::optional<MmaOperandType> type =
+      getMmaOperandType(operandType, /*allowTf32=*/true);
+  assert(type && "tensor-core instruction on operands that have none");
+  return f16Rate * getMmaOperandInfo(*type).rateRelativeToF16;
 }
 
 static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
@@ -457,32 +475,11 @@ MatmulEstimate kgraph::estimateMatmul(MatmulConfigAttr config,
 
 /// The table's operand type for `problem`, if tensor cores can take it.
 static std::optional<MmaOperandType> mmaOperandType(const MatmulProblem &p) {
-  Type t = p.operandType;
-  if (t.isF16())
-    return MmaOperandType::F16;
-  if (t.isBF16())
-    return MmaOperandType::BF16;
-  if (t.isInteger(8))
-    return MmaOperandType::I8;
-  if (t.isF32() && p.allowTf32)
-    return MmaOperandType::TF32;
-  return std::nullopt;
+  return getMmaOperandType(p.operandType, p.allowTf32);
 }
 
 static StringRef mmaOperandTypeName(MmaOperandType t) {
-  switch (t) {
-  case MmaOperandType::F16:
-    return "f16";
-  case MmaOperandType::BF16:
-    return "bf16";
-  case MmaOperandType::TF32:
-    return "tf32";
-  case MmaOperandType::I8:
-    return "i8";
-  case MmaOperandType::F8E4M3:
-    return "f8E4M3";
-  }
-  return "?";
+  return getMmaOperandInfo(t).name;
 }
 
 /// The instruction the search uses: mma.sync of the m16n8kX family the
@@ -587,6 +584,10 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
     os << "copy = tma needs the tensor memory accelerator "
           "(cp.async.bulk.tensor), which "
        << target.name << " lacks";
+  else if (const ElementTypeInfo *info = lookupElementType(p.operandType);
+           !info || !info->tensorMapDataType)
+    os << "copy = tma has no tensor-map data type for " << p.operandType
+       << " operands";
   else if (p.contiguousRunA != 0)
     os << "copy = tma loads plain matrices only, not the im2col gather of a "
           "conv2d";

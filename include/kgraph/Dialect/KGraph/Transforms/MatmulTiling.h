@@ -159,6 +159,8 @@ struct MatmulEstimate {
   /// operand re-reads, shared-memory read time, and the total.
   double computeCycles = 0, globalCycles = 0, sharedCycles = 0, cycles = 0;
 };
+/// `config` must have passed verifyMatmulConfig for `problem` and `target`
+/// (a tensor-core instruction only on operands that have one).
 MatmulEstimate estimateMatmul(MatmulConfigAttr config,
                               const MatmulProblem &problem,
                               const SMTarget &target);
