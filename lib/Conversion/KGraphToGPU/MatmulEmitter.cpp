@@ -66,98 +66,41 @@ using namespace kgraph::detail;
 
 namespace {
 
-/// The geometry of a kgraph.conv2d seen as an implicit GEMM.
-struct ConvGeometry {
-  bool nhwc = true;
-  int64_t batch = 0, channels = 0, height = 0, width = 0, filters = 0;
-  int64_t kernelH = 0, kernelW = 0, outH = 0, outW = 0;
-  int64_t strideH = 1, strideW = 1, padTop = 0, padLeft = 0;
-  int64_t dilationH = 1, dilationW = 1, groups = 1;
-  bool padded = false;
-
-  int64_t channelsPerGroup() const { return channels / groups; }
-  int64_t filtersPerGroup() const { return filters / groups; }
-  /// The A gather is a plain [N*H*W][C] matrix.
-  bool isPlainGemm() const {
-    return nhwc && kernelH == 1 && kernelW == 1 && strideH == 1 &&
-           strideW == 1 && !padded;
-  }
-};
-
 /// What a GEMM kernel group computes: the GEMM, the group inputs of its
 /// operands, its prologues and epilogue, and for a conv2d its geometry.
 struct GemmGroup {
   Operation *op = nullptr;
   /// The group inputs A (matmul lhs / conv input) and B (matmul rhs / conv
   /// filter) are read from; a prologue converts them to the GEMM's operand
-  /// types (p.aType, p.bType).
+  /// types (p.operandType, p.operandType).
   BlockArgument lhs, rhs;
   GemmGroupParts parts;
-  GemmProblem p;
-  std::optional<ConvGeometry> conv;
+  /// The GEMM, for a conv2d with its geometry (p.conv).
+  MatmulProblem p;
 };
 
 } // namespace
 
-static FailureOr<GemmGroup> getGemmGroup(FusedOp group) {
+/// The GEMM group `group`: its parts and problem (the selection model's,
+/// GemmModel.h, conv2d geometry included). Fails with the reason in
+/// `whyNot` when the group breaks the contract or has no GEMM kernel.
+static FailureOr<GemmGroup> getGemmGroup(FusedOp group,
+                                         std::string *whyNot = nullptr) {
   FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group, /*emitErrors=*/false);
-  if (failed(parts))
+  if (failed(parts)) {
+    if (whyNot)
+      *whyNot = "is not a kgraph.matmul or kgraph.conv2d group";
     return failure();
-  Operation *op = parts->anchor;
+  }
+  FailureOr<MatmulProblem> p = getGemmProblem(*parts, whyNot);
+  if (failed(p))
+    return failure();
   GemmGroup g;
-  g.op = op;
+  g.op = parts->anchor;
   g.parts = *parts;
   g.lhs = parts->lhsSource;
   g.rhs = parts->rhsSource;
-  if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
-    g.p = *getProblem(matmul);
-    return g;
-  }
-  auto conv = llvm::dyn_cast<Conv2dOp>(op);
-  if (!conv)
-    return failure();
-  auto in = llvm::cast<RankedTensorType>(conv.getInput().getType());
-  auto fil = llvm::cast<RankedTensorType>(conv.getFilter().getType());
-  auto out = llvm::cast<RankedTensorType>(conv.getResult().getType());
-  ConvGeometry c;
-  c.nhwc = conv.getLayout() == Layout::nhwc;
-  ArrayRef<int64_t> is = in.getShape(), fs = fil.getShape(),
-                    os = out.getShape();
-  c.batch = is[0];
-  c.channels = c.nhwc ? is[3] : is[1];
-  c.height = c.nhwc ? is[1] : is[2];
-  c.width = c.nhwc ? is[2] : is[3];
-  c.filters = fs[0];
-  c.kernelH = c.nhwc ? fs[1] : fs[2];
-  c.kernelW = c.nhwc ? fs[2] : fs[3];
-  c.outH = c.nhwc ? os[1] : os[2];
-  c.outW = c.nhwc ? os[2] : os[3];
-  c.strideH = conv.getStrides()[0];
-  c.strideW = conv.getStrides()[1];
-  ArrayRef<int64_t> pad = conv.getPadding();
-  c.padTop = pad[0];
-  c.padLeft = pad[2];
-  c.padded = llvm::any_of(pad, [](int64_t v) { return v != 0; });
-  c.dilationH = conv.getDilations()[0];
-  c.dilationW = conv.getDilations()[1];
-  c.groups = conv.getGroups();
-  if (c.groups <= 0 || c.channels % c.groups || c.filters % c.groups)
-    return failure();
-
-  GemmProblem &p = g.p;
-  p.batch = c.groups;
-  p.m = c.batch * c.outH * c.outW;
-  p.n = c.filtersPerGroup();
-  p.k = c.kernelH * c.kernelW * c.channelsPerGroup();
-  p.transA = false; // A rows are output pixels, K along (kh, kw, c)/(c, kh, kw)
-  p.transB = true;  // filter rows are output channels, contiguous over K
-  p.aType = in.getElementType();
-  p.bType = fil.getElementType();
-  p.cType = out.getElementType();
-  p.accType = llvm::isa<FloatType>(p.cType)
-                  ? Type(Float32Type::get(op->getContext()))
-                  : Type(IntegerType::get(op->getContext(), 32));
-  g.conv = c;
+  g.p = *p;
   return g;
 }
 
@@ -169,23 +112,9 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Whether the blocks of one GEMM are numbered along grid x only (see
 /// getGemmLaunchShape).
-static bool isLinearGrid(const GemmProblem &p, MatmulConfigAttr config) {
+static bool isLinearGrid(const MatmulProblem &p, MatmulConfigAttr config) {
   return config.getGroupM() > 1 ||
          ceilDiv(p.m, config.getTileM()) > kMaxGridY;
-}
-
-/// Dynamic shared memory of the kernel: `stages` A and B tiles.
-static int64_t getSharedMemoryBytes(const GemmProblem &p,
-                                    MatmulConfigAttr config) {
-  int64_t pad = config.getSmemPadding();
-  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  int64_t aElems = p.transA ? tk * (tm + pad) : tm * (tk + pad);
-  int64_t bElems = p.transB ? tn * (tk + pad) : tk * (tn + pad);
-  int64_t slack =
-      config.getInstruction() == MmaKind::wgmma ? kWgmmaTileAlignment : 0;
-  return config.getStages() *
-             (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType)) +
-         slack + getTmaBarrierBytes(config);
 }
 
 FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
@@ -193,7 +122,7 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   FailureOr<GemmGroup> g = getGemmGroup(group);
   if (failed(g))
     return failure();
-  const GemmProblem &p = g->p;
+  const MatmulProblem &p = g->p;
   GemmLaunchShape shape;
   shape.gridX = ceilDiv(p.n, config.getTileN());
   shape.gridY = ceilDiv(p.m, config.getTileM());
@@ -205,7 +134,7 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
     shape.gridX *= shape.gridY;
     shape.gridY = 1;
   }
-  shape.sharedMemoryBytes = getSharedMemoryBytes(p, config);
+  shape.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
   return shape;
 }
 
@@ -225,62 +154,30 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   // The contract's diagnostics first (analyzeGemmGroup).
   if (failed(analyzeGemmGroup(group)))
     return failure();
-  FailureOr<GemmGroup> g = getGemmGroup(group);
-  if (failed(g))
-    // Only a conv2d whose groups do not divide its channels, which its
-    // verifier rejects.
-    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
-  Operation *op = g->op;
-  const GemmProblem &p = g->p;
   std::string whyNot;
+  FailureOr<GemmGroup> g = getGemmGroup(group, &whyNot);
+  if (failed(g))
+    // Only problems kgraph-tile rejects (an empty product, an element type
+    // without a kernel, a conv2d whose groups do not divide its channels).
+    return group.emitOpError(whyNot);
+  Operation *op = g->op;
+  const MatmulProblem &p = g->p;
   if (!createWarpMma(p, config, &whyNot))
     return op->emitOpError(whyNot);
   if (config.getCopy() == CopyKind::tma) {
     // The conditions of kgraph-tile's check, for configurations written
     // after it.
-    FailureOr<MatmulProblem> mp =
-        llvm::isa<MatmulOp>(op) ? getMatmulProblem(llvm::cast<MatmulOp>(op))
-                                : getConvProblem(llvm::cast<Conv2dOp>(op));
-    if (failed(mp) || !target)
-      return op->emitOpError("copy = tma needs a matmul and a target");
-    mp->stagedInRegisters = !g->parts.lhsPrologue.empty() ||
-                            !g->parts.rhsPrologue.empty();
-    if (std::string why = getTmaConfigError(config, *mp, *target); !why.empty())
+    if (!target)
+      return op->emitOpError("copy = tma needs a target");
+    if (std::string why = getTmaConfigError(config, p, *target); !why.empty())
       return op->emitOpError(why);
   }
-  if (!llvm::isa<FloatType>(p.cType) && p.cType != p.accType)
-    return op->emitOpError("result type ") << p.cType << " is not supported";
-  int64_t lw = config.getLoadWidth();
-  auto checkOperand = [&](StringRef name, StringRef what, int64_t cols,
-                          int64_t tileCols, Type elem) -> LogicalResult {
-    if (cols % lw != 0)
-      return op->emitOpError("load_width ")
-             << lw << " does not divide the " << what << " (" << cols
-             << ") of operand " << name;
-    if (tileCols % lw != 0)
-      return op->emitOpError("load_width ")
-             << lw << " does not divide the tile's contiguous extent ("
-             << tileCols << ") of operand " << name;
-    int64_t bytes = lw * byteWidth(elem);
-    if (bytes > 16)
-      return op->emitOpError("load_width ")
-             << lw << " moves " << bytes << " bytes per copy; at most 16";
-    return success();
-  };
-  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  // The im2col gather of a conv2d is contiguous along the channels of one
-  // (kh, kw) position in nhwc, and nowhere in nchw.
-  int64_t aRun = p.aCols();
-  StringRef aWhat = "contiguous dimension";
-  if (g->conv) {
-    aRun = g->conv->nhwc ? g->conv->channelsPerGroup() : 1;
-    aWhat = g->conv->nhwc ? "channels per group" : "contiguous run of an nchw "
-                                                   "gather";
-  }
-  if (failed(checkOperand("A", aWhat, aRun, p.transA ? tm : tk, p.aType)) ||
-      failed(checkOperand("B", "contiguous dimension", p.bCols(),
-                          p.transB ? tk : tn, p.bType)))
-    return failure();
+  if (!llvm::isa<FloatType>(p.resultType) && p.resultType != p.getAccumulatorType())
+    return op->emitOpError("result type ") << p.resultType << " is not supported";
+  // The selection model's rule (kgraph-tile checks it too).
+  if (std::string why = getLoadWidthError(config, p); !why.empty())
+    return op->emitOpError(why);
+  int64_t tm = config.getTileM(), tn = config.getTileN();
   int64_t tilesN = ceilDiv(p.n, tn), tilesM = ceilDiv(p.m, tm);
   if (p.batch > kMaxGridZ)
     return op->emitOpError("needs ")
@@ -289,7 +186,7 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   if (isLinearGrid(p, config) && tilesN * tilesM > kMaxGridX)
     return op->emitOpError("needs ")
            << tilesN * tilesM << " blocks per GEMM; at most " << kMaxGridX;
-  int64_t smem = getSharedMemoryBytes(p, config);
+  int64_t smem = getGemmSharedMemoryLayout(p, config).totalBytes;
   if (target && smem > int64_t(target->sharedMemPerBlock))
     return op->emitOpError("needs ")
            << smem << " bytes of shared memory; " << target->name
@@ -513,7 +410,7 @@ private:
   MatmulConfigAttr config;
   gpu::GPUFuncOp kernel;
   bool asyncA, asyncB, asyncCopies;
-  GemmProblem p;
+  MatmulProblem p;
   Location loc;
   std::unique_ptr<WarpMma> mma;
   std::unique_ptr<OperandAccess> aAccess, bAccess;
@@ -531,19 +428,19 @@ private:
 void MatmulKernelBuilder::setUpAddressing() {
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
   // Stored rows x cols of each operand's tiles (see the file header).
-  int64_t aTileRows = p.transA ? tk : tm, aTileCols = p.transA ? tm : tk;
-  int64_t bTileRows = p.transB ? tn : tk, bTileCols = p.transB ? tk : tn;
+  int64_t aTileRows = p.transposeA ? tk : tm, aTileCols = p.transposeA ? tm : tk;
+  int64_t bTileRows = p.transposeB ? tn : tk, bTileCols = p.transposeB ? tk : tn;
   bAccess = std::make_unique<MatrixAccess>(
       p.bRows(), p.bCols(), p.bCols(), p.bRows() * p.bCols(),
       p.bRows() % bTileRows != 0, p.bCols() % bTileCols != 0);
-  if (!gemm.conv) {
+  if (!gemm.p.conv) {
     aAccess = std::make_unique<MatrixAccess>(
         p.aRows(), p.aCols(), p.aCols(), p.aRows() * p.aCols(),
         p.aRows() % aTileRows != 0, p.aCols() % aTileCols != 0);
     cAccess.rowStride = p.n;
     cAccess.batchStride = p.m * p.n;
   } else {
-    const ConvGeometry &g = *gemm.conv;
+    const ConvGeometry &g = *gemm.p.conv;
     bool checkRows = p.m % tm != 0, checkCols = p.k % tk != 0;
     if (g.isPlainGemm())
       // Group g's A: the input as [N*H*W][C], columns g*C/g .. (g+1)*C/g.
@@ -578,8 +475,8 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
   IndexMath im{b, loc};
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
   int64_t lw = config.getLoadWidth();
-  bool trans = isA ? p.transA : p.transB;
-  Type elem = isA ? p.aType : p.bType;
+  bool trans = isA ? p.transposeA : p.transposeB;
+  Type elem = isA ? p.operandType : p.operandType;
   // Stored tile rows x cols and the tile's origin in the stored operand.
   int64_t rows, cols;
   Value originRow, originCol;
@@ -773,24 +670,24 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   SmallVector<CoordGroup> rowGroups, colGroups;
   auto colGroupsAt = [&](Value col) {
     SmallVector<CoordGroup> groups;
-    if (!gemm.conv) {
+    if (!gemm.p.conv) {
       groups.push_back({rank - 1, 1, col});
       return groups;
     }
     Value channel = p.batch == 1
                         ? col
-                        : m.add(m.mul(batch, gemm.conv->filtersPerGroup()), col);
-    groups.push_back({gemm.conv->nhwc ? 3 : 1, 1, channel});
+                        : m.add(m.mul(batch, gemm.p.conv->filtersPerGroup()), col);
+    groups.push_back({gemm.p.conv->nhwc ? 3 : 1, 1, channel});
     return groups;
   };
-  if (!gemm.conv) {
+  if (!gemm.p.conv) {
     if (rank == 3)
       rowGroups.push_back({0, 1, batch});
     rowGroups.push_back({rank - 2, 1, at.row});
-  } else if (gemm.conv->nhwc) {
+  } else if (gemm.p.conv->nhwc) {
     rowGroups.push_back({0, 3, at.row});
   } else {
-    int64_t pixels = gemm.conv->outH * gemm.conv->outW;
+    int64_t pixels = gemm.p.conv->outH * gemm.p.conv->outW;
     rowGroups.push_back({0, 1, m.div(at.row, pixels)});
     rowGroups.push_back({2, 2, m.rem(at.row, pixels)});
   }
@@ -838,7 +735,7 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   Value flat = flatInputs.lookup(arg);
   Type storage = llvm::cast<MemRefType>(flat.getType()).getElementType();
   int64_t lanes = at.acc.size();
-  int64_t channelDim = gemm.conv ? (gemm.conv->nhwc ? 3 : 1) : rank - 1;
+  int64_t channelDim = gemm.p.conv ? (gemm.p.conv->nhwc ? 3 : 1) : rank - 1;
   bool colBroadcast = in[channelDim] == 1;
   SmallVector<Value> loaded;
   auto clamp = [&](Value idx, int64_t e) {
@@ -852,7 +749,7 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
                              .getResult());
   } else if (!at.checked && lanes > 1 && channelDim == rank - 1 &&
              in[channelDim] % lanes == 0 &&
-             (!gemm.conv || gemm.conv->filtersPerGroup() % lanes == 0)) {
+             (!gemm.p.conv || gemm.p.conv->filtersPerGroup() % lanes == 0)) {
     // Consecutive columns are consecutive elements: one aligned vector load
     // (runs start at multiples of `lanes`, see ResultAccess).
     Value vec = vector::LoadOp::create(
@@ -879,7 +776,7 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
     // The anchor's result as the op alone computes it: the accumulator
     // rounded to the result element type.
     for (Value acc : at.acc)
-      lanes.push_back(roundToType(b, loc, acc, p.cType));
+      lanes.push_back(roundToType(b, loc, acc, p.resultType));
   } else if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
     lanes = loadEpilogueInput(b, arg, at);
   } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
@@ -951,10 +848,10 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         SmallVector<Value> vals;
         if (plain) {
           for (Value v : at.acc) {
-            if (v.getType() != p.cType)
-              v = llvm::isa<FloatType>(p.cType)
-                      ? Value(arith::TruncFOp::create(nb, loc, p.cType, v))
-                      : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
+            if (v.getType() != p.resultType)
+              v = llvm::isa<FloatType>(p.resultType)
+                      ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
+                      : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
             vals.push_back(v);
           }
         } else {
@@ -1021,36 +918,47 @@ LogicalResult MatmulKernelBuilder::build() {
       if (llvm::isa<BlockArgument>(operand) && !flatInputs.count(operand))
         flatInputs[operand] = flatten(argOf(operand));
 
-  // Shared memory: the A stages, then the B stages.
+  // Shared memory: the A stages, then the B stages, then the mbarriers
+  // (the model's layout, GemmModel.h).
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  int64_t pad = config.getSmemPadding(), stages = config.getStages();
+  int64_t stages = config.getStages();
+  GemmSharedMemoryLayout layout = getGemmSharedMemoryLayout(p, config);
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> aShape = p.transA ? SmallVector<int64_t>{stages, tk, tm + pad}
-                                         : SmallVector<int64_t>{stages, tm, tk + pad};
-  SmallVector<int64_t> bShape = p.transB ? SmallVector<int64_t>{stages, tn, tk + pad}
-                                         : SmallVector<int64_t>{stages, tk, tn + pad};
+  SmallVector<int64_t> aShape = {stages, layout.rowsA, layout.colsA};
+  SmallVector<int64_t> bShape = {stages, layout.rowsB, layout.colsB};
   // The instruction may want a layout of its own (wgmma: swizzled).
   if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/true); !own.empty())
     aShape = own;
   if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/false); !own.empty())
     bShape = own;
-  auto aType = MemRefType::get(aShape, p.aType, AffineMap(), workgroup);
-  auto bType = MemRefType::get(bShape, p.bType, AffineMap(), workgroup);
+  auto aType = MemRefType::get(aShape, p.operandType, AffineMap(), workgroup);
+  auto bType = MemRefType::get(bShape, p.operandType, AffineMap(), workgroup);
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                       workgroup));
+  // The views must be the layout's: the launch asks for its bytes.
+  int64_t aBytes = aType.getNumElements() * byteWidth(p.operandType);
+  int64_t bBytes = bType.getNumElements() * byteWidth(p.operandType);
+  if (aBytes != layout.offsetB ||
+      bBytes != layout.offsetBarriers - layout.offsetB ||
+      mma->tileAlignment() != layout.tileAlignment)
+    return group.emitOpError("internal error: the kernel's operand tiles (")
+           << aBytes << " + " << bBytes << " bytes, aligned to "
+           << mma->tileAlignment()
+           << ") are not the shared-memory model's (" << layout.offsetB
+           << " + " << layout.offsetBarriers - layout.offsetB
+           << ", aligned to " << layout.tileAlignment << ")";
   // Tiles start at the first `align`-byte boundary of the dynamic shared
-  // memory (getSharedMemoryBytes counts the slack).
+  // memory (the layout's slack).
   Value aStart = im.c(0);
-  if (int64_t align = mma->tileAlignment(); align > 0) {
+  if (int64_t align = layout.tileAlignment; align > 0) {
     Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     aStart = im.rem(im.sub(im.c(align), im.rem(addr, align)), align);
   }
-  int64_t aBytes = aType.getNumElements() * byteWidth(p.aType);
   aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
-  bTile = memref::ViewOp::create(b, loc, bType, smem, im.add(aStart, aBytes),
-                                 ValueRange{});
+  bTile = memref::ViewOp::create(b, loc, bType, smem,
+                                 im.add(aStart, layout.offsetB), ValueRange{});
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = im.rem(tid, 32);
@@ -1089,12 +997,11 @@ LogicalResult MatmulKernelBuilder::build() {
   if (config.getCopy() == CopyKind::tma) {
     // Warp-specialized TMA pipeline (TmaPipeline.cpp); the mbarriers follow
     // the B stages. The tensor maps are the last kernel argument.
-    int64_t bBytes = bType.getNumElements() * byteWidth(p.bType);
     Value smemBase =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     TmaLoopInputs in(p, config, *mma);
     in.tensorMaps = entry.getArguments().back();
-    in.barriers = im.add(im.add(smemBase, aStart), aBytes + bBytes);
+    in.barriers = im.add(im.add(smemBase, aStart), layout.offsetBarriers);
     in.aTile = aTile;
     in.bTile = bTile;
     in.tid = tid;
@@ -1187,7 +1094,7 @@ LogicalResult kgraph::emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
   };
   MatmulKernelBuilder builder(
       group, *gemm, config, kernel,
-      async(gemm->p.aType, !gemm->parts.lhsPrologue.empty()),
-      async(gemm->p.bType, !gemm->parts.rhsPrologue.empty()));
+      async(gemm->p.operandType, !gemm->parts.lhsPrologue.empty()),
+      async(gemm->p.operandType, !gemm->parts.rhsPrologue.empty()));
   return builder.build();
 }

@@ -78,106 +78,6 @@ using namespace mlir;
 using namespace kgraph;
 
 //===----------------------------------------------------------------------===//
-// Problem
-//===----------------------------------------------------------------------===//
-
-Type MatmulProblem::getAccumulatorType() const {
-  return kgraph::getAccumulatorType(operandType);
-}
-
-/// `type` as MLIR prints it, for diagnostics.
-static std::string describeType(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << type;
-  return s;
-}
-
-/// Whether kgraph has GEMM kernels for operands of `type`: the element-type
-/// table gives it an accumulator.
-static bool hasGemmKernel(Type type) {
-  return static_cast<bool>(kgraph::getAccumulatorType(type));
-}
-
-FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
-                                                  std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto lhs = llvm::dyn_cast<RankedTensorType>(op.getLhs().getType());
-  auto rhs = llvm::dyn_cast<RankedTensorType>(op.getRhs().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!lhs || !rhs || !result || lhs.getRank() < 2 || lhs.getRank() > 3 ||
-      rhs.getRank() != lhs.getRank() || result.getRank() != lhs.getRank())
-    return fail("operands are not rank-2 or rank-3 tensors of one rank");
-
-  MatmulProblem p;
-  int64_t rank = lhs.getRank();
-  p.batch = rank == 3 ? lhs.getDimSize(0) : 1;
-  p.transposeA = op.getTransposeA();
-  p.transposeB = op.getTransposeB();
-  p.m = result.getDimSize(rank - 2);
-  p.n = result.getDimSize(rank - 1);
-  p.k = lhs.getDimSize(p.transposeA ? rank - 2 : rank - 1);
-  p.operandType = lhs.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
-                Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!hasGemmKernel(p.operandType))
-    return fail("operands of element type " + describeType(p.operandType) +
-                " have no matmul kernel");
-  return p;
-}
-
-FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
-                                                std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto input = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
-  auto filter = llvm::dyn_cast<RankedTensorType>(op.getFilter().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!input || !filter || !result || input.getRank() != 4 ||
-      filter.getRank() != 4 || result.getRank() != 4)
-    return fail("operands are not rank-4 tensors");
-  bool nhwc = op.getLayout() == Layout::nhwc;
-  int64_t groups = op.getGroups();
-  ArrayRef<int64_t> in = input.getShape(), out = result.getShape(),
-                    fil = filter.getShape();
-  int64_t channels = nhwc ? in[3] : in[1];
-  int64_t filters = nhwc ? out[3] : out[1];
-  int64_t outH = nhwc ? out[1] : out[2], outW = nhwc ? out[2] : out[3];
-  if (groups <= 0 || channels % groups != 0 || filters % groups != 0)
-    return fail("groups do not divide the channels");
-
-  MatmulProblem p;
-  p.batch = groups;
-  p.m = in[0] * outH * outW;
-  p.n = filters / groups;
-  // [F, C/g, KH, KW] or [F, KH, KW, C/g]: a filter row is its K.
-  p.k = fil[1] * fil[2] * fil[3];
-  p.transposeA = false;
-  p.transposeB = true;
-  p.contiguousRunA = nhwc ? channels / groups : 1;
-  p.operandType = input.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
-                Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!hasGemmKernel(p.operandType))
-    return fail("operands of element type " + describeType(p.operandType) +
-                " have no conv2d kernel");
-  return p;
-}
-
-//===----------------------------------------------------------------------===//
 // Plain-struct view of a configuration
 //===----------------------------------------------------------------------===//
 
@@ -233,9 +133,19 @@ static std::pair<int64_t, int64_t> simtLanes(const Tiling &t) {
 
 /// Fixed per-thread registers for addresses, loop counters, predicates.
 static constexpr int64_t kOverheadRegisters = 40;
-/// Extra dynamic shared memory of a wgmma kernel: its tiles are aligned to
-/// 1024 bytes at run time (kWgmmaTileAlignment in the emitter).
-static constexpr int64_t kWgmmaAlignmentSlack = 1024;
+
+/// The fields of `t` that decide its shared memory.
+static GemmTileShape tileShapeOf(const Tiling &t) {
+  GemmTileShape s;
+  s.tileM = t.tileM;
+  s.tileN = t.tileN;
+  s.tileK = t.tileK;
+  s.stages = t.stages;
+  s.smemPadding = t.smemPadding;
+  s.instruction = t.kind;
+  s.copy = t.copy;
+  return s;
+}
 
 /// Tiles whose stages an asynchronous wgmma may still read while the next
 /// ones load (the kernel waits with wait_group 1 from 3 stages on).
@@ -243,27 +153,19 @@ static int64_t tilesInFlight(const Tiling &t) {
   return t.kind == MmaKind::wgmma && t.stages >= 3 ? 1 : 0;
 }
 
-static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
-                                       Type accumulatorType, bool transposeA,
-                                       bool transposeB, bool asyncCopies) {
+static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
+                                       bool asyncCopies) {
   MatmulResourceEstimate r;
-  int64_t eb = elementBytes(operandType);
-  // The layout documented in MatmulTiling.h.
-  int64_t rowsA = transposeA ? t.tileK : t.tileM;
-  int64_t colsA = transposeA ? t.tileM : t.tileK;
-  int64_t rowsB = transposeB ? t.tileN : t.tileK;
-  int64_t colsB = transposeB ? t.tileK : t.tileN;
-  r.stageBytesA = rowsA * (colsA + t.smemPadding) * eb;
-  r.stageBytesB = rowsB * (colsB + t.smemPadding) * eb;
-  r.sharedMemoryBytes = t.stages * (r.stageBytesA + r.stageBytesB);
-  // wgmma's swizzled tiles start on a 1024-byte boundary that the kernel
-  // finds at run time in the dynamic shared memory.
-  if (t.kind == MmaKind::wgmma)
-    r.sharedMemoryBytes += kWgmmaAlignmentSlack;
+  int64_t eb = elementBytes(p.operandType);
+  // The kernel's layout (GemmModel.h): tiles, alignment slack, mbarriers.
+  GemmSharedMemoryLayout smem = getGemmSharedMemoryLayout(p, tileShapeOf(t));
+  r.stageBytesA = smem.stageBytesA;
+  r.stageBytesB = smem.stageBytesB;
+  r.sharedMemoryBytes = smem.totalBytes;
   r.threadsPerBlock = 32 * t.warps();
 
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
-  const ElementTypeInfo *acc = lookupElementType(accumulatorType);
+  const ElementTypeInfo *acc = lookupElementType(p.getAccumulatorType());
   assert(acc && "accumulator of an element type kgraph does not have");
   int64_t accWords = std::max<int64_t>(1, ceilDiv(acc->bitWidth, 32));
   r.accumulatorRegisters =
@@ -298,12 +200,10 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
   return r;
 }
 
-MatmulResourceEstimate
-kgraph::estimateResources(MatmulConfigAttr config, Type operandType,
-                          Type accumulatorType, bool transposeA,
-                          bool transposeB, bool asyncCopies) {
-  return estimate(Tiling::fromAttr(config), operandType, accumulatorType,
-                  transposeA, transposeB, asyncCopies);
+MatmulResourceEstimate kgraph::estimateResources(MatmulConfigAttr config,
+                                                 const MatmulProblem &problem,
+                                                 bool asyncCopies) {
+  return estimate(Tiling::fromAttr(config), problem, asyncCopies);
 }
 
 StringRef kgraph::stringifyOccupancyLimit(OccupancyLimit limit) {
@@ -405,9 +305,7 @@ static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
 static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
                                      const SMTarget &target) {
   MatmulEstimate e;
-  e.resources = estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-                         p.transposeB,
-                         target.hasCpAsync && !p.stagedInRegisters);
+  e.resources = estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   e.occupancy = estimateOccupancy(e.resources, target);
   e.numBlocks = p.batch * ceilDiv(p.m, t.tileM) * ceilDiv(p.n, t.tileN);
   if (e.occupancy.blocksPerSM == 0) {
@@ -586,8 +484,8 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
        << target.name << " lacks";
   else if (const ElementTypeInfo *info = lookupElementType(p.operandType);
            !info || !info->tensorMapDataType)
-    os << "copy = tma has no tensor-map data type for " << p.operandType
-       << " operands";
+    os << "copy = tma has no tensor-map data type for '" << p.operandType
+       << "' operands";
   else if (p.contiguousRunA != 0)
     os << "copy = tma loads plain matrices only, not the im2col gather of a "
           "conv2d";
@@ -654,7 +552,7 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
     return false;
   Tiling withTma = t;
   withTma.copy = CopyKind::tma;
-  int64_t smem = e.resources.sharedMemoryBytes + 16 * t.stages;
+  int64_t smem = getGemmSharedMemoryLayout(p, tileShapeOf(withTma)).totalBytes;
   return smem <= int64_t(target.sharedMemPerBlock) &&
          getTmaConfigError(withTma.toAttr(ctx), p, target).empty();
 }
@@ -894,8 +792,7 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
   }
 
   MatmulResourceEstimate r =
-      estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-               p.transposeB, target.hasCpAsync && !p.stagedInRegisters);
+      estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   if (r.sharedMemoryBytes > target.sharedMemPerBlock)
     return emitError() << "configuration needs " << r.sharedMemoryBytes
                        << " bytes of shared memory per block (" << t.stages
@@ -909,27 +806,8 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
                        << " lacks; it takes at most 2 (register double "
                           "buffering)";
 
-  int64_t eb = elementBytes(p.operandType);
-  if (t.loadWidth * eb > 16)
-    return emitError() << "load_width = " << t.loadWidth << " moves "
-                       << t.loadWidth * eb << " bytes per access of "
-                       << p.operandType << " elements; at most 16";
-  auto checkExtent = [&](int64_t extent, StringRef operand,
-                         StringRef dim) -> LogicalResult {
-    if (extent % t.loadWidth == 0)
-      return success();
-    return emitError() << "load_width = " << t.loadWidth
-                       << " does not divide the contiguous extent " << extent
-                       << " (" << dim << ") of " << operand;
-  };
-  bool implicit = p.contiguousRunA != 0;
-  if (failed(checkExtent(p.getContiguousExtentA(), implicit ? "input" : "lhs",
-                         implicit      ? "contiguous run of the im2col gather"
-                         : p.transposeA ? "M"
-                                        : "K")) ||
-      failed(checkExtent(p.getContiguousExtentB(), implicit ? "filter" : "rhs",
-                         p.transposeB ? "K" : "N")))
-    return failure();
+  if (std::string why = getLoadWidthError(config, p); !why.empty())
+    return emitError() << why;
   return success();
 }
 
