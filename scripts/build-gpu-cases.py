@@ -16,9 +16,9 @@ bench/ read it.
         [--suite all|elementwise|matmul|conv|graphs]
 
 Suites and their manifest sections: elementwise -> "cases" and "bench";
-matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
-(scripts/conv_cases.py) -> "conv" and "conv_bench"; graphs (whole graphs
-compiled with --fuse, scripts/graph_case.py and scripts/graph_cases/*.py)
+matmul (test/GPU/cases/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
+(test/GPU/cases/conv_cases.py) -> "conv" and "conv_bench"; graphs (whole graphs
+compiled with --fuse, test/GPU/cases/graph_case.py and test/GPU/cases/graphs/*.py)
 -> "graphs" and "graphs_bench", each checked for its number of kernels. The default builds all. Building one suite into a folder whose manifest.json has the
 same target keeps the other suite's sections of that manifest.
 
@@ -43,7 +43,9 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "..", "python"))
-sys.path.insert(0, _HERE)
+# The case generators (test/GPU/cases: matmul, conv2d and whole-graph cases).
+sys.path.insert(0, os.path.join(_HERE, "..", "test", "GPU", "cases"))
+# The GEMM shared-memory check (also run by lit).
 sys.path.insert(0, os.path.join(_HERE, "..", "test", "Pipelines"))
 import kgraph.plan  # noqa: E402
 import gemm_smem  # noqa: E402

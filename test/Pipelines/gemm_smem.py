@@ -13,9 +13,12 @@ prints "N GEMM kernels agree" or one line per mismatch (exit 1). Also
 imported by scripts/build-gpu-cases.py, which checks every GPU case.
 """
 
+import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 #: The kernel-config attribute of every group of the tiled IR, in order.
 _CONFIG = re.compile(r"kgraph\.config = #kgraph\.(\w+)_config<")
@@ -31,12 +34,16 @@ def _run(cmd, stdin=None):
 
 def check(kgraph_opt, target, mlir, plan, flags=()):
     """Returns (number of GEMM kernels checked, list of mismatches)."""
-    import json
     flags = [f for f in flags if not f.startswith("--tile")]
-    rc, tiled, err = _run([kgraph_opt, f"--tile={target}", *flags,
-                           "--emit=tiled", mlir, "-o", "-"])
-    if rc != 0:
-        return 0, [f"{mlir}: --emit=tiled failed: {err.strip()}"]
+    # The tiled IR goes to a file of a scratch folder: -o names a file.
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "tiled.mlir")
+        rc, _, err = _run([kgraph_opt, f"--tile={target}", *flags,
+                           "--emit=tiled", mlir, "-o", out])
+        if rc != 0:
+            return 0, [f"{mlir}: --emit=tiled failed: {err.strip()}"]
+        with open(out) as f:
+            tiled = f.read()
     kinds = _CONFIG.findall(tiled)
     if "matmul" not in kinds:
         return 0, []

@@ -23,6 +23,7 @@
 
 #include "ScalarOps.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 
@@ -37,14 +38,6 @@ using namespace kgraph;
 
 namespace {
 
-/// Dims {N, C, H, W} of a 4-D shape in `layout`, as indices of the shape.
-struct AxisOrder {
-  unsigned n, c, h, w;
-};
-AxisOrder getAxes(Layout layout) {
-  return layout == Layout::nhwc ? AxisOrder{0, 3, 1, 2} : AxisOrder{0, 1, 2, 3};
-}
-
 class StencilEmitter {
 public:
   StencilEmitter(OpBuilder &b, Location loc, FusedOp group,
@@ -52,7 +45,7 @@ public:
                  gpu::GPUFuncOp kernel)
       : b(b), loc(loc), group(group), config(config), plan(plan),
         body(group.getBody().front()), entry(kernel.getBody().front()),
-        axes(getAxes(plan.layout)) {}
+        axes(getActivationAxes(plan.layout)) {}
 
   LogicalResult emit();
 
@@ -102,21 +95,17 @@ private:
     return axis >= 0 ? type.getShape()[axis] : 1;
   }
   /// Indices of the kernel buffer of 4-D (or broadcast, lower-rank) value
-  /// `memrefType` at image position (n, c, y, x); size-1 dims read index 0.
+  /// `memrefType` at image position (n, c, y, x): the buffer broadcast to a
+  /// 4-D activation in the group's layout (size-1 dims read index 0), read
+  /// at logical coordinates.
   SmallVector<Value> bufferIndices(MemRefType memrefType, Value n, Value ch,
                                    Value y, Value x) {
-    int64_t rank = memrefType.getRank();
-    std::array<Value, 4> coord;
-    coord[axes.n] = n;
-    coord[axes.c] = ch;
-    coord[axes.h] = y;
-    coord[axes.w] = x;
-    SmallVector<Value> idx;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t d4 = d + 4 - rank;
-      idx.push_back(memrefType.getShape()[d] == 1 ? c(0) : coord[d4]);
-    }
-    return idx;
+    ArrayRef<int64_t> shape = memrefType.getShape();
+    SmallVector<int64_t> stored(4 - shape.size(), 1);
+    llvm::append_range(stored, shape);
+    AccessMap map = AccessMap::activation(stored, plan.layout)
+                        .compose(AccessMap::broadcast(shape, stored));
+    return map.emitIndices(b, loc, {n, ch, y, x});
   }
   Value kernelArg(Value blockArg) {
     return entry.getArgument(llvm::cast<BlockArgument>(blockArg).getArgNumber());
@@ -158,7 +147,7 @@ private:
   const StencilPlan &plan;
   Block &body;
   Block &entry;
-  AxisOrder axes;
+  ActivationAxes axes;
 
   Value tid, image, channelBase, tileY, tileX;
   DenseMap<Value, Value> shared; ///< materialized value -> f32 [C][rows][cols]
@@ -538,11 +527,16 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
         operandChannels.push_back(channelsOf(operand));
       }
       Type et = elementType(v);
+      // A thread's values of `v` are [rows][channels]; each operand's are
+      // [rows][its channels], broadcast along a single channel.
+      SmallVector<AccessMap, 2> operandMaps;
+      for (int64_t oc : operandChannels)
+        operandMaps.push_back(AccessMap::broadcast({rpt, oc}, {rpt, channels}));
       for (int64_t r = 0; r < rpt; ++r)
         for (int64_t k = 0; k < channels; ++k) {
           SmallVector<Value> scalars;
-          for (auto [vals, oc] : llvm::zip(operands, operandChannels)) {
-            int64_t idx = r * oc + (oc == 1 ? 0 : k);
+          for (auto [vals, map] : llvm::zip(operands, operandMaps)) {
+            int64_t idx = map.getLinearIndex({r, k});
             // Splat constants are expanded to one value per (row, channel).
             scalars.push_back(vals[std::min<int64_t>(idx, vals.size() - 1)]);
           }

@@ -110,8 +110,6 @@ struct Tiling {
 };
 } // namespace
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// Bytes of one element in memory (the element-type table's; problems are
 /// only built for types it has).
 static int64_t elementBytes(Type type) {
@@ -167,9 +165,10 @@ static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
   const ElementTypeInfo *acc = lookupElementType(p.getAccumulatorType());
   assert(acc && "accumulator of an element type kgraph does not have");
-  int64_t accWords = std::max<int64_t>(1, ceilDiv(acc->bitWidth, 32));
+  int64_t accWords =
+      std::max<int64_t>(1, llvm::divideCeilSigned(int64_t(acc->bitWidth), 32));
   r.accumulatorRegisters =
-      ceilDiv(t.warpTileM() * t.warpTileN(), 32) * accWords;
+      llvm::divideCeilSigned(t.warpTileM() * t.warpTileN(), 32) * accWords;
 
   // Operand fragments for one instruction-k step, double buffered so the
   // next step's loads overlap the current step's math.
@@ -178,13 +177,13 @@ static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
     r.fragmentRegisters = 0;
   } else if (t.kind == MmaKind::fma) {
     auto [lanesM, lanesN] = simtLanes(t);
-    int64_t perStep =
-        ceilDiv(t.warpTileM(), lanesM) + ceilDiv(t.warpTileN(), lanesN);
+    int64_t perStep = llvm::divideCeilSigned(t.warpTileM(), lanesM) +
+                      llvm::divideCeilSigned(t.warpTileN(), lanesN);
     r.fragmentRegisters = 2 * perStep;
   } else {
     // An m x k (k x n) fragment spread over 32 lanes of 4-byte registers.
-    int64_t regsA = ceilDiv(t.instM * t.instK * eb, 128);
-    int64_t regsB = ceilDiv(t.instN * t.instK * eb, 128);
+    int64_t regsA = llvm::divideCeilSigned(t.instM * t.instK * eb, 128);
+    int64_t regsB = llvm::divideCeilSigned(t.instN * t.instK * eb, 128);
     int64_t perStep =
         (t.warpTileM() / t.instM) * regsA + (t.warpTileN() / t.instN) * regsB;
     r.fragmentRegisters = 2 * perStep;
@@ -192,8 +191,8 @@ static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
 
   // Without cp.async a stage travels global -> registers -> shared memory.
   if (!asyncCopies)
-    r.stagingRegisters = ceilDiv((t.tileM * t.tileK + t.tileK * t.tileN) * eb,
-                                 r.threadsPerBlock * 4);
+    r.stagingRegisters = llvm::divideCeilSigned(
+        (t.tileM * t.tileK + t.tileK * t.tileN) * eb, r.threadsPerBlock * 4);
 
   r.registersPerThread = r.accumulatorRegisters + r.fragmentRegisters +
                          r.stagingRegisters + kOverheadRegisters;
@@ -307,20 +306,22 @@ static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
   MatmulEstimate e;
   e.resources = estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   e.occupancy = estimateOccupancy(e.resources, target);
-  e.numBlocks = p.batch * ceilDiv(p.m, t.tileM) * ceilDiv(p.n, t.tileN);
+  e.numBlocks = p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
+                llvm::divideCeilSigned(p.n, t.tileN);
   if (e.occupancy.blocksPerSM == 0) {
     e.cycles = std::numeric_limits<double>::infinity();
     return e;
   }
   const double numSMs = target.numSMs;
-  int64_t resident = std::min<int64_t>(e.occupancy.blocksPerSM,
-                                       ceilDiv(e.numBlocks, target.numSMs));
-  e.waves = ceilDiv(e.numBlocks, resident * target.numSMs);
+  int64_t resident =
+      std::min<int64_t>(e.occupancy.blocksPerSM,
+                        llvm::divideCeilSigned(e.numBlocks, target.numSMs));
+  e.waves = llvm::divideCeilSigned(e.numBlocks, resident * target.numSMs);
   e.waveEfficiency =
       double(e.numBlocks) / double(e.waves * resident * target.numSMs);
 
   int64_t eb = elementBytes(p.operandType);
-  int64_t kIters = ceilDiv(p.k, t.tileK);
+  int64_t kIters = llvm::divideCeilSigned(p.k, t.tileK);
   double blocks = e.numBlocks;
 
   double saturation =
@@ -564,7 +565,8 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
 /// 522.
 static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
                               const MatmulProblem &p, const SMTarget &target) {
-  int64_t tilesM = ceilDiv(p.m, t.tileM), tilesN = ceilDiv(p.n, t.tileN);
+  int64_t tilesM = llvm::divideCeilSigned(p.m, t.tileM),
+          tilesN = llvm::divideCeilSigned(p.n, t.tileN);
   int64_t resident =
       int64_t(target.numSMs) * std::max<int64_t>(1, e.occupancy.blocksPerSM);
   return t.kind == MmaKind::wgmma && tilesM > kRasterGroupM &&
@@ -596,7 +598,7 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
       for (int64_t tk : tileKs) {
         if (tk % base.instK != 0)
           continue;
-        int64_t kIters = ceilDiv(p.k, tk);
+        int64_t kIters = llvm::divideCeilSigned(p.k, tk);
         for (int64_t wm : warpCounts)
           for (int64_t wn : warpCounts) {
             Tiling t = base;
@@ -636,7 +638,7 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
     w.instK = 16;
     w.tileK = 64;
     w.smemPadding = 0;
-    int64_t kIters = ceilDiv(p.k, w.tileK);
+    int64_t kIters = llvm::divideCeilSigned(p.k, w.tileK);
     const int64_t wgTiles[] = {64, 128, 256};
     const int64_t groupCounts[] = {1, 2, 4};
     for (int64_t tm : wgTiles)

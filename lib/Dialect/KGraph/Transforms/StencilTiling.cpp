@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Target/SMTargets.h"
 
@@ -35,9 +36,8 @@ struct Dims4 {
 
 static Dims4 getDims(ShapedType type, Layout layout) {
   ArrayRef<int64_t> s = type.getShape();
-  if (layout == Layout::nhwc)
-    return {s[0], s[3], s[1], s[2]};
-  return {s[0], s[1], s[2], s[3]};
+  ActivationAxes axes = getActivationAxes(layout);
+  return {s[axes.n], s[axes.c], s[axes.h], s[axes.w]};
 }
 
 static Layout getOpLayout(Operation *op) {
