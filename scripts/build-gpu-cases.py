@@ -6,9 +6,10 @@ Runs where kgraph-opt exists (not on the GPU machine). For every case it writes
 ``<name>.mlir`` (a ``func.func @main`` returning one kgraph op's result),
 compiles it with ``kgraph-opt --tile=<target> <name>.mlir -o <name>.ptx``
 (which writes ``<name>.plan.json`` beside it), checks the plan against the
-case, and writes ``manifest.json``: for each case the op, its attributes, the
-input shapes/dtypes and value domains, the output, the reference expression
-and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
+case and the shared memory of its GEMM kernels against the model's
+(test/Pipelines/gemm_smem.py), and writes ``manifest.json``: for each case
+the op, its attributes, the input shapes/dtypes and value domains, the
+output, the reference expression and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
 bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
@@ -46,7 +47,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "..", "python"))
 # The case generators (test/GPU/cases: matmul, conv2d and whole-graph cases).
 sys.path.insert(0, os.path.join(_HERE, "..", "test", "GPU", "cases"))
+# The GEMM shared-memory check (also run by lit).
+sys.path.insert(0, os.path.join(_HERE, "..", "test", "Pipelines"))
 import kgraph.plan  # noqa: E402
+import gemm_smem  # noqa: E402
 from case_common import case_files, func_mlir, ttype  # noqa: E402
 import conv_cases  # noqa: E402
 import graph_case  # noqa: E402
@@ -446,7 +450,14 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
         msg = _check_plan(case, plan)
     except kgraph.plan.PlanError as e:
         return "error", f"invalid plan: {e}"
-    return ("error", msg) if msg else ("ok", "")
+    if msg:
+        return "error", msg
+    # The GEMM model's shared memory must be what the kernels ask for.
+    _, errors = gemm_smem.check(kgraph_opt, target, mlir, plan,
+                                getattr(case, "flags", []))
+    if errors:
+        return "error", "; ".join(errors)
+    return "ok", ""
 
 
 #: suite -> (test cases, bench cases, test section, bench section)

@@ -78,6 +78,12 @@ std::string SMTarget::ptxFeature() const {
   return "+ptx" + std::to_string(minPtxVersion);
 }
 
+bool SMTarget::hasMmaOperand(MmaOperandType type, bool warpgroup) const {
+  return llvm::any_of(mmaShapes, [&](const MmaShape &s) {
+    return s.operandType == type && s.warpgroup == warpgroup;
+  });
+}
+
 unsigned SMTarget::blocksPerSMByThreads(unsigned threadsPerBlock) const {
   if (threadsPerBlock == 0)
     return 0;

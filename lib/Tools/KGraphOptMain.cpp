@@ -8,6 +8,7 @@
 //                     ptx (default) writes -o <file>.ptx and <file>.plan.json
 //   --list-configs=N  print the N best configuration candidates of every
 //                     kernel group as JSON instead of compiling
+//   --print-element-types  print the element-type table as JSON and exit
 // Without --tile it behaves exactly like mlir-opt.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -69,6 +71,13 @@ static llvm::cl::opt<std::string> cudaPath(
     llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "
                    "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
     llvm::cl::value_desc("dir"), llvm::cl::cat(kgraphCategory));
+
+static llvm::cl::opt<bool> printElementTypes(
+    "print-element-types",
+    llvm::cl::desc("Print the element-type table (plan dtype names, sizes, "
+                   "tensor-core operand kinds and their targets, tensor-map "
+                   "types, host types) as JSON and exit"),
+    llvm::cl::cat(kgraphCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
@@ -144,6 +153,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "kgraph optimizer driver\n", registry);
+
+  if (printElementTypes) {
+    printElementTypesJSON(llvm::outs());
+    return EXIT_SUCCESS;
+  }
 
   if (tileTarget.empty()) {
     if (fuseOps)

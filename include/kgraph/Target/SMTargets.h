@@ -71,6 +71,9 @@ struct SMTarget {
   double dramMicroseconds(double bytes) const {
     return bytes / (double(dramGBps) * 1e3);
   }
+  /// Whether the target has a tensor-core instruction on `type` operands:
+  /// a warpgroup (wgmma) shape when `warpgroup`, else a warp (mma.sync) one.
+  bool hasMmaOperand(MmaOperandType type, bool warpgroup) const;
   /// Blocks of `threadsPerBlock` threads that fit on one SM by thread and
   /// block limits alone (registers and shared memory not counted).
   unsigned blocksPerSMByThreads(unsigned threadsPerBlock) const;

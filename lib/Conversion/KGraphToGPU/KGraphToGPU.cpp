@@ -262,9 +262,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
             b, group.getLoc(),
             getStorageMemRefType(
                 llvm::cast<RankedTensorType>(result.getType())));
-        if (getElementTypeOrSelf(result.getType()).isInteger(1))
-          buffer.getDefiningOp()->setAttr(kDtypeAttrName,
-                                          StringAttr::get(ctx, "i1"));
+        if (StringAttr dtype =
+                getLogicalDtypeAttr(getElementTypeOrSelf(result.getType())))
+          buffer.getDefiningOp()->setAttr(kDtypeAttrName, dtype);
         allocations.push_back(buffer);
       }
       buffers.map(result, buffer);
@@ -346,8 +346,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   SmallVector<Type> logicalTypes(oldArgTypes);
   llvm::append_range(logicalTypes, oldResultTypes);
   for (auto [i, t] : llvm::enumerate(logicalTypes))
-    if (getElementTypeOrSelf(t).isInteger(1))
-      func.setArgAttr(i, kDtypeAttrName, StringAttr::get(ctx, "i1"));
+    if (StringAttr dtype = getLogicalDtypeAttr(getElementTypeOrSelf(t)))
+      func.setArgAttr(i, kDtypeAttrName, dtype);
   return success();
 }
 

@@ -16,65 +16,24 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-FailureOr<GemmGroup> kgraph::detail::getGemmGroup(FusedOp group) {
+FailureOr<GemmGroup> kgraph::detail::getGemmGroup(FusedOp group,
+                                                  std::string *whyNot) {
   FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group, /*emitErrors=*/false);
-  if (failed(parts))
+  if (failed(parts)) {
+    if (whyNot)
+      *whyNot = "is not a kgraph.matmul or kgraph.conv2d group";
     return failure();
-  Operation *op = parts->anchor;
+  }
+  // The problem and the conv-as-GEMM mapping are the selection model's.
+  FailureOr<MatmulProblem> p = getGemmProblem(*parts, whyNot);
+  if (failed(p))
+    return failure();
   GemmGroup g;
-  g.op = op;
+  g.op = parts->anchor;
   g.parts = *parts;
   g.lhs = parts->lhsSource;
   g.rhs = parts->rhsSource;
-  if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
-    g.p = *getProblem(matmul);
-    return g;
-  }
-  auto conv = llvm::dyn_cast<Conv2dOp>(op);
-  if (!conv)
-    return failure();
-  auto in = llvm::cast<RankedTensorType>(conv.getInput().getType());
-  auto fil = llvm::cast<RankedTensorType>(conv.getFilter().getType());
-  auto out = llvm::cast<RankedTensorType>(conv.getResult().getType());
-  ConvGeometry c;
-  c.nhwc = conv.getLayout() == Layout::nhwc;
-  ArrayRef<int64_t> is = in.getShape(), fs = fil.getShape(),
-                    os = out.getShape();
-  c.batch = is[0];
-  c.channels = c.nhwc ? is[3] : is[1];
-  c.height = c.nhwc ? is[1] : is[2];
-  c.width = c.nhwc ? is[2] : is[3];
-  c.filters = fs[0];
-  c.kernelH = c.nhwc ? fs[1] : fs[2];
-  c.kernelW = c.nhwc ? fs[2] : fs[3];
-  c.outH = c.nhwc ? os[1] : os[2];
-  c.outW = c.nhwc ? os[2] : os[3];
-  c.strideH = conv.getStrides()[0];
-  c.strideW = conv.getStrides()[1];
-  ArrayRef<int64_t> pad = conv.getPadding();
-  c.padTop = pad[0];
-  c.padLeft = pad[2];
-  c.padded = llvm::any_of(pad, [](int64_t v) { return v != 0; });
-  c.dilationH = conv.getDilations()[0];
-  c.dilationW = conv.getDilations()[1];
-  c.groups = conv.getGroups();
-  if (c.groups <= 0 || c.channels % c.groups || c.filters % c.groups)
-    return failure();
-
-  GemmProblem &p = g.p;
-  p.batch = c.groups;
-  p.m = c.batch * c.outH * c.outW;
-  p.n = c.filtersPerGroup();
-  p.k = c.kernelH * c.kernelW * c.channelsPerGroup();
-  p.transA = false; // A rows are output pixels, K along (kh, kw, c)/(c, kh, kw)
-  p.transB = true;  // filter rows are output channels, contiguous over K
-  p.aType = in.getElementType();
-  p.bType = fil.getElementType();
-  p.cType = out.getElementType();
-  p.accType = llvm::isa<FloatType>(p.cType)
-                  ? Type(Float32Type::get(op->getContext()))
-                  : Type(IntegerType::get(op->getContext(), 32));
-  g.conv = c;
+  g.p = *p;
   return g;
 }
 
@@ -174,19 +133,19 @@ Value ResultAccess::locate(IndexMath &m, Value batch, Value row,
 void MatmulKernelBuilder::setUpAddressing() {
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
   // Stored rows x cols of each operand's tiles (see the file header).
-  int64_t aTileRows = p.transA ? tk : tm, aTileCols = p.transA ? tm : tk;
-  int64_t bTileRows = p.transB ? tn : tk, bTileCols = p.transB ? tk : tn;
+  int64_t aTileRows = p.transposeA ? tk : tm, aTileCols = p.transposeA ? tm : tk;
+  int64_t bTileRows = p.transposeB ? tn : tk, bTileCols = p.transposeB ? tk : tn;
   bAccess = std::make_unique<MatrixAccess>(
       p.bRows(), p.bCols(), p.bCols(), p.bRows() * p.bCols(),
       p.bRows() % bTileRows != 0, p.bCols() % bTileCols != 0);
-  if (!gemm.conv) {
+  if (!gemm.p.conv) {
     aAccess = std::make_unique<MatrixAccess>(
         p.aRows(), p.aCols(), p.aCols(), p.aRows() * p.aCols(),
         p.aRows() % aTileRows != 0, p.aCols() % aTileCols != 0);
     cAccess.rowStride = p.n;
     cAccess.batchStride = p.m * p.n;
   } else {
-    const ConvGeometry &g = *gemm.conv;
+    const ConvGeometry &g = *gemm.p.conv;
     bool checkRows = p.m % tm != 0, checkCols = p.k % tk != 0;
     if (g.isPlainGemm())
       // Group g's A: the input as [N*H*W][C], columns g*C/g .. (g+1)*C/g.

@@ -67,23 +67,9 @@ static constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 
 /// Whether the blocks of one GEMM are numbered along grid x only (see
 /// getGemmLaunchShape).
-static bool isLinearGrid(const GemmProblem &p, MatmulConfigAttr config) {
+static bool isLinearGrid(const MatmulProblem &p, MatmulConfigAttr config) {
   return config.getGroupM() > 1 ||
          llvm::divideCeilSigned(p.m, config.getTileM()) > kMaxGridY;
-}
-
-/// Dynamic shared memory of the kernel: `stages` A and B tiles.
-static int64_t getSharedMemoryBytes(const GemmProblem &p,
-                                    MatmulConfigAttr config) {
-  int64_t pad = config.getSmemPadding();
-  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  int64_t aElems = p.transA ? tk * (tm + pad) : tm * (tk + pad);
-  int64_t bElems = p.transB ? tn * (tk + pad) : tk * (tn + pad);
-  int64_t slack =
-      config.getInstruction() == MmaKind::wgmma ? kWgmmaTileAlignment : 0;
-  return config.getStages() *
-             (aElems * byteWidth(p.aType) + bElems * byteWidth(p.bType)) +
-         slack + getTmaBarrierBytes(config);
 }
 
 FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
@@ -91,7 +77,7 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   FailureOr<GemmGroup> g = getGemmGroup(group);
   if (failed(g))
     return failure();
-  const GemmProblem &p = g->p;
+  const MatmulProblem &p = g->p;
   GemmLaunchShape shape;
   shape.gridX = llvm::divideCeilSigned(p.n, config.getTileN());
   shape.gridY = llvm::divideCeilSigned(p.m, config.getTileM());
@@ -103,7 +89,7 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
     shape.gridX *= shape.gridY;
     shape.gridY = 1;
   }
-  shape.sharedMemoryBytes = getSharedMemoryBytes(p, config);
+  shape.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
   return shape;
 }
 
@@ -123,62 +109,30 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   // The contract's diagnostics first (analyzeGemmGroup).
   if (failed(analyzeGemmGroup(group)))
     return failure();
-  FailureOr<GemmGroup> g = getGemmGroup(group);
-  if (failed(g))
-    // Only a conv2d whose groups do not divide its channels, which its
-    // verifier rejects.
-    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
-  Operation *op = g->op;
-  const GemmProblem &p = g->p;
   std::string whyNot;
+  FailureOr<GemmGroup> g = getGemmGroup(group, &whyNot);
+  if (failed(g))
+    // Only problems kgraph-tile rejects (an empty product, an element type
+    // without a kernel, a conv2d whose groups do not divide its channels).
+    return group.emitOpError(whyNot);
+  Operation *op = g->op;
+  const MatmulProblem &p = g->p;
   if (!createWarpMma(p, config, &whyNot))
     return op->emitOpError(whyNot);
   if (config.getCopy() == CopyKind::tma) {
     // The conditions of kgraph-tile's check, for configurations written
     // after it.
-    FailureOr<MatmulProblem> mp =
-        llvm::isa<MatmulOp>(op) ? getMatmulProblem(llvm::cast<MatmulOp>(op))
-                                : getConvProblem(llvm::cast<Conv2dOp>(op));
-    if (failed(mp) || !target)
-      return op->emitOpError("copy = tma needs a matmul and a target");
-    mp->stagedInRegisters = !g->parts.lhsPrologue.empty() ||
-                            !g->parts.rhsPrologue.empty();
-    if (std::string why = getTmaConfigError(config, *mp, *target); !why.empty())
+    if (!target)
+      return op->emitOpError("copy = tma needs a target");
+    if (std::string why = getTmaConfigError(config, p, *target); !why.empty())
       return op->emitOpError(why);
   }
-  if (!llvm::isa<FloatType>(p.cType) && p.cType != p.accType)
-    return op->emitOpError("result type ") << p.cType << " is not supported";
-  int64_t lw = config.getLoadWidth();
-  auto checkOperand = [&](StringRef name, StringRef what, int64_t cols,
-                          int64_t tileCols, Type elem) -> LogicalResult {
-    if (cols % lw != 0)
-      return op->emitOpError("load_width ")
-             << lw << " does not divide the " << what << " (" << cols
-             << ") of operand " << name;
-    if (tileCols % lw != 0)
-      return op->emitOpError("load_width ")
-             << lw << " does not divide the tile's contiguous extent ("
-             << tileCols << ") of operand " << name;
-    int64_t bytes = lw * byteWidth(elem);
-    if (bytes > 16)
-      return op->emitOpError("load_width ")
-             << lw << " moves " << bytes << " bytes per copy; at most 16";
-    return success();
-  };
-  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  // The im2col gather of a conv2d is contiguous along the channels of one
-  // (kh, kw) position in nhwc, and nowhere in nchw.
-  int64_t aRun = p.aCols();
-  StringRef aWhat = "contiguous dimension";
-  if (g->conv) {
-    aRun = g->conv->nhwc ? g->conv->channelsPerGroup() : 1;
-    aWhat = g->conv->nhwc ? "channels per group" : "contiguous run of an nchw "
-                                                   "gather";
-  }
-  if (failed(checkOperand("A", aWhat, aRun, p.transA ? tm : tk, p.aType)) ||
-      failed(checkOperand("B", "contiguous dimension", p.bCols(),
-                          p.transB ? tk : tn, p.bType)))
-    return failure();
+  if (!llvm::isa<FloatType>(p.resultType) && p.resultType != p.getAccumulatorType())
+    return op->emitOpError("result type ") << p.resultType << " is not supported";
+  // The selection model's rule (kgraph-tile checks it too).
+  if (std::string why = getLoadWidthError(config, p); !why.empty())
+    return op->emitOpError(why);
+  int64_t tm = config.getTileM(), tn = config.getTileN();
   int64_t tilesN = llvm::divideCeilSigned(p.n, tn),
           tilesM = llvm::divideCeilSigned(p.m, tm);
   if (p.batch > kMaxGridZ)
@@ -188,7 +142,7 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
   if (isLinearGrid(p, config) && tilesN * tilesM > kMaxGridX)
     return op->emitOpError("needs ")
            << tilesN * tilesM << " blocks per GEMM; at most " << kMaxGridX;
-  int64_t smem = getSharedMemoryBytes(p, config);
+  int64_t smem = getGemmSharedMemoryLayout(p, config).totalBytes;
   if (target && smem > int64_t(target->sharedMemPerBlock))
     return op->emitOpError("needs ")
            << smem << " bytes of shared memory; " << target->name
@@ -227,36 +181,47 @@ LogicalResult MatmulKernelBuilder::build() {
       if (llvm::isa<BlockArgument>(operand) && !flatInputs.count(operand))
         flatInputs[operand] = flatten(argOf(operand));
 
-  // Shared memory: the A stages, then the B stages.
-  int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
-  int64_t pad = config.getSmemPadding(), stages = config.getStages();
+  // Shared memory: the A stages, then the B stages, then the mbarriers
+  // (the model's layout, GemmModel.h).
+  int64_t tm = config.getTileM(), tn = config.getTileN();
+  int64_t stages = config.getStages();
+  GemmSharedMemoryLayout layout = getGemmSharedMemoryLayout(p, config);
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> aShape = p.transA ? SmallVector<int64_t>{stages, tk, tm + pad}
-                                         : SmallVector<int64_t>{stages, tm, tk + pad};
-  SmallVector<int64_t> bShape = p.transB ? SmallVector<int64_t>{stages, tn, tk + pad}
-                                         : SmallVector<int64_t>{stages, tk, tn + pad};
+  SmallVector<int64_t> aShape = {stages, layout.rowsA, layout.colsA};
+  SmallVector<int64_t> bShape = {stages, layout.rowsB, layout.colsB};
   // The instruction may want a layout of its own (wgmma: swizzled).
   if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/true); !own.empty())
     aShape = own;
   if (SmallVector<int64_t> own = mma->tileShape(/*isA=*/false); !own.empty())
     bShape = own;
-  auto aType = MemRefType::get(aShape, p.aType, AffineMap(), workgroup);
-  auto bType = MemRefType::get(bShape, p.bType, AffineMap(), workgroup);
+  auto aType = MemRefType::get(aShape, p.operandType, AffineMap(), workgroup);
+  auto bType = MemRefType::get(bShape, p.operandType, AffineMap(), workgroup);
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                       workgroup));
+  // The views must be the layout's: the launch asks for its bytes.
+  int64_t aBytes = aType.getNumElements() * byteWidth(p.operandType);
+  int64_t bBytes = bType.getNumElements() * byteWidth(p.operandType);
+  if (aBytes != layout.offsetB ||
+      bBytes != layout.offsetBarriers - layout.offsetB ||
+      mma->tileAlignment() != layout.tileAlignment)
+    return group.emitOpError("internal error: the kernel's operand tiles (")
+           << aBytes << " + " << bBytes << " bytes, aligned to "
+           << mma->tileAlignment()
+           << ") are not the shared-memory model's (" << layout.offsetB
+           << " + " << layout.offsetBarriers - layout.offsetB
+           << ", aligned to " << layout.tileAlignment << ")";
   // Tiles start at the first `align`-byte boundary of the dynamic shared
-  // memory (getSharedMemoryBytes counts the slack).
+  // memory (the layout's slack).
   Value aStart = im.c(0);
-  if (int64_t align = mma->tileAlignment(); align > 0) {
+  if (int64_t align = layout.tileAlignment; align > 0) {
     Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     aStart = im.rem(im.sub(im.c(align), im.rem(addr, align)), align);
   }
-  int64_t aBytes = aType.getNumElements() * byteWidth(p.aType);
   aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
-  bTile = memref::ViewOp::create(b, loc, bType, smem, im.add(aStart, aBytes),
-                                 ValueRange{});
+  bTile = memref::ViewOp::create(b, loc, bType, smem,
+                                 im.add(aStart, layout.offsetB), ValueRange{});
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = im.rem(tid, 32);
@@ -308,7 +273,7 @@ LogicalResult kgraph::emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
   };
   MatmulKernelBuilder builder(
       group, *gemm, config, kernel,
-      async(gemm->p.aType, !gemm->parts.lhsPrologue.empty()),
-      async(gemm->p.bType, !gemm->parts.rhsPrologue.empty()));
+      async(gemm->p.operandType, !gemm->parts.lhsPrologue.empty()),
+      async(gemm->p.operandType, !gemm->parts.rhsPrologue.empty()));
   return builder.build();
 }

@@ -35,24 +35,24 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   SmallVector<CoordGroup> rowGroups;
   auto colGroupsAt = [&](Value col) {
     SmallVector<CoordGroup> groups;
-    if (!gemm.conv) {
+    if (!gemm.p.conv) {
       groups.push_back({rank - 1, 1, col});
       return groups;
     }
     Value channel = p.batch == 1
                         ? col
-                        : m.add(m.mul(batch, gemm.conv->filtersPerGroup()), col);
-    groups.push_back({gemm.conv->nhwc ? 3 : 1, 1, channel});
+                        : m.add(m.mul(batch, gemm.p.conv->filtersPerGroup()), col);
+    groups.push_back({gemm.p.conv->nhwc ? 3 : 1, 1, channel});
     return groups;
   };
-  if (!gemm.conv) {
+  if (!gemm.p.conv) {
     if (rank == 3)
       rowGroups.push_back({0, 1, batch});
     rowGroups.push_back({rank - 2, 1, at.row});
-  } else if (gemm.conv->nhwc) {
+  } else if (gemm.p.conv->nhwc) {
     rowGroups.push_back({0, 3, at.row});
   } else {
-    int64_t pixels = gemm.conv->outH * gemm.conv->outW;
+    int64_t pixels = gemm.p.conv->outH * gemm.p.conv->outW;
     rowGroups.push_back({0, 1, m.div(at.row, pixels)});
     rowGroups.push_back({2, 2, m.rem(at.row, pixels)});
   }
@@ -71,7 +71,7 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
   Value flat = flatInputs.lookup(arg);
   Type storage = llvm::cast<MemRefType>(flat.getType()).getElementType();
   int64_t lanes = at.acc.size();
-  int64_t channelDim = gemm.conv ? (gemm.conv->nhwc ? 3 : 1) : rank - 1;
+  int64_t channelDim = gemm.p.conv ? (gemm.p.conv->nhwc ? 3 : 1) : rank - 1;
   SmallVector<Value> loaded;
   auto clamp = [&](Value idx, int64_t e) {
     // Missing elements read element 0: they are computed but not stored.
@@ -84,7 +84,7 @@ SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
                              .getResult());
   } else if (!at.checked && lanes > 1 && channelDim == rank - 1 &&
              map.isContiguousAlong(channelDim, lanes) &&
-             (!gemm.conv || gemm.conv->filtersPerGroup() % lanes == 0)) {
+             (!gemm.p.conv || gemm.p.conv->filtersPerGroup() % lanes == 0)) {
     // Consecutive columns are consecutive elements: one aligned vector load
     // (runs start at multiples of `lanes`, see ResultAccess). Only where the
     // channels are the result's innermost dim: an nchw input contiguous
@@ -113,7 +113,7 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
     // The anchor's result as the op alone computes it: the accumulator
     // rounded to the result element type.
     for (Value acc : at.acc)
-      lanes.push_back(roundToType(b, loc, acc, p.cType));
+      lanes.push_back(roundToType(b, loc, acc, p.resultType));
   } else if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
     lanes = loadEpilogueInput(b, arg, at);
   } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
@@ -185,10 +185,10 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         SmallVector<Value> vals;
         if (plain) {
           for (Value v : at.acc) {
-            if (v.getType() != p.cType)
-              v = llvm::isa<FloatType>(p.cType)
-                      ? Value(arith::TruncFOp::create(nb, loc, p.cType, v))
-                      : Value(arith::TruncIOp::create(nb, loc, p.cType, v));
+            if (v.getType() != p.resultType)
+              v = llvm::isa<FloatType>(p.resultType)
+                      ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
+                      : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
             vals.push_back(v);
           }
         } else {

@@ -28,40 +28,24 @@
 namespace kgraph::detail {
 using namespace mlir;
 
-/// The geometry of a kgraph.conv2d seen as an implicit GEMM.
-struct ConvGeometry {
-  bool nhwc = true;
-  int64_t batch = 0, channels = 0, height = 0, width = 0, filters = 0;
-  int64_t kernelH = 0, kernelW = 0, outH = 0, outW = 0;
-  int64_t strideH = 1, strideW = 1, padTop = 0, padLeft = 0;
-  int64_t dilationH = 1, dilationW = 1, groups = 1;
-  bool padded = false;
-
-  int64_t channelsPerGroup() const { return channels / groups; }
-  int64_t filtersPerGroup() const { return filters / groups; }
-  /// The A gather is a plain [N*H*W][C] matrix.
-  bool isPlainGemm() const {
-    return nhwc && kernelH == 1 && kernelW == 1 && strideH == 1 &&
-           strideW == 1 && !padded;
-  }
-};
-
 /// What a GEMM kernel group computes: the GEMM, the group inputs of its
 /// operands, its prologues and epilogue, and for a conv2d its geometry.
 struct GemmGroup {
   Operation *op = nullptr;
   /// The group inputs A (matmul lhs / conv input) and B (matmul rhs / conv
   /// filter) are read from; a prologue converts them to the GEMM's operand
-  /// types (p.aType, p.bType).
+  /// types (p.operandType, p.operandType).
   BlockArgument lhs, rhs;
   GemmGroupParts parts;
-  GemmProblem p;
-  std::optional<ConvGeometry> conv;
+  /// The GEMM (the selection model's problem, GemmModel.h), for a conv2d
+  /// with its geometry (p.conv).
+  MatmulProblem p;
 };
 
-/// The GEMM kernel group `group` is (MatmulAddressing.cpp); failure if it is
-/// not one.
-FailureOr<GemmGroup> getGemmGroup(FusedOp group);
+/// The GEMM kernel group `group` is (MatmulAddressing.cpp); failure, with
+/// the reason in `whyNot`, if it is not one or has no GEMM kernel.
+FailureOr<GemmGroup> getGemmGroup(FusedOp group,
+                                  std::string *whyNot = nullptr);
 
 /// Where the elements of one GEMM operand, in the orientation the kernel
 /// stores its tiles ([row][contiguous column], see MatmulEmitter.cpp), live in
@@ -204,7 +188,7 @@ private:
   MatmulConfigAttr config;
   gpu::GPUFuncOp kernel;
   bool asyncA, asyncB, asyncCopies;
-  GemmProblem p;
+  MatmulProblem p;
   Location loc;
   std::unique_ptr<WarpMma> mma;
   std::unique_ptr<OperandAccess> aAccess, bAccess;

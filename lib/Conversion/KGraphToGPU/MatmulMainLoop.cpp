@@ -25,8 +25,8 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
   IndexMath im{b, loc};
   int64_t tm = config.getTileM(), tn = config.getTileN(), tk = config.getTileK();
   int64_t lw = config.getLoadWidth();
-  bool trans = isA ? p.transA : p.transB;
-  Type elem = isA ? p.aType : p.bType;
+  bool trans = isA ? p.transposeA : p.transposeB;
+  Type elem = isA ? p.operandType : p.operandType;
   // Stored tile rows x cols and the tile's origin in the stored operand.
   int64_t rows, cols;
   Value originRow, originCol;
@@ -196,20 +196,18 @@ LogicalResult MatmulKernelBuilder::mainLoop(OpBuilder &b, Value smem,
   MLIRContext *ctx = kernel.getContext();
   Block &entry = kernel.getBody().front();
   int64_t tk = config.getTileK(), stages = config.getStages();
-  auto aType = llvm::cast<MemRefType>(aTile.getType());
-  auto bType = llvm::cast<MemRefType>(bTile.getType());
-  int64_t aBytes = aType.getNumElements() * byteWidth(p.aType);
   int64_t kTiles = (p.k + tk - 1) / tk;
 
   if (config.getCopy() == CopyKind::tma) {
     // Warp-specialized TMA pipeline (TmaPipeline.cpp); the mbarriers follow
-    // the B stages. The tensor maps are the last kernel argument.
-    int64_t bBytes = bType.getNumElements() * byteWidth(p.bType);
+    // the B stages (the model's layout). The tensor maps are the last kernel
+    // argument.
+    int64_t barriers = getGemmSharedMemoryLayout(p, config).offsetBarriers;
     Value smemBase =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     TmaLoopInputs in(p, config, *mma);
     in.tensorMaps = entry.getArguments().back();
-    in.barriers = im.add(im.add(smemBase, aStart), aBytes + bBytes);
+    in.barriers = im.add(im.add(smemBase, aStart), barriers);
     in.aTile = aTile;
     in.bTile = bTile;
     in.tid = tid;

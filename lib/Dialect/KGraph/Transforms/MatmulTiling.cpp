@@ -61,6 +61,7 @@
 
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -76,95 +77,6 @@
 
 using namespace mlir;
 using namespace kgraph;
-
-//===----------------------------------------------------------------------===//
-// Problem
-//===----------------------------------------------------------------------===//
-
-Type MatmulProblem::getAccumulatorType() const {
-  MLIRContext *ctx = operandType.getContext();
-  if (operandType.isInteger(8))
-    return IntegerType::get(ctx, 32);
-  return Float32Type::get(ctx);
-}
-
-FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
-                                                  std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto lhs = llvm::dyn_cast<RankedTensorType>(op.getLhs().getType());
-  auto rhs = llvm::dyn_cast<RankedTensorType>(op.getRhs().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!lhs || !rhs || !result || lhs.getRank() < 2 || lhs.getRank() > 3 ||
-      rhs.getRank() != lhs.getRank() || result.getRank() != lhs.getRank())
-    return fail("operands are not rank-2 or rank-3 tensors of one rank");
-
-  MatmulProblem p;
-  int64_t rank = lhs.getRank();
-  p.batch = rank == 3 ? lhs.getDimSize(0) : 1;
-  p.transposeA = op.getTransposeA();
-  p.transposeB = op.getTransposeB();
-  p.m = result.getDimSize(rank - 2);
-  p.n = result.getDimSize(rank - 1);
-  p.k = lhs.getDimSize(p.transposeA ? rank - 2 : rank - 1);
-  p.operandType = lhs.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
-                Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no matmul kernel");
-  return p;
-}
-
-FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
-                                                std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto input = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
-  auto filter = llvm::dyn_cast<RankedTensorType>(op.getFilter().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!input || !filter || !result || input.getRank() != 4 ||
-      filter.getRank() != 4 || result.getRank() != 4)
-    return fail("operands are not rank-4 tensors");
-  bool nhwc = op.getLayout() == Layout::nhwc;
-  int64_t groups = op.getGroups();
-  ArrayRef<int64_t> in = input.getShape(), out = result.getShape(),
-                    fil = filter.getShape();
-  int64_t channels = nhwc ? in[3] : in[1];
-  int64_t filters = nhwc ? out[3] : out[1];
-  int64_t outH = nhwc ? out[1] : out[2], outW = nhwc ? out[2] : out[3];
-  if (groups <= 0 || channels % groups != 0 || filters % groups != 0)
-    return fail("groups do not divide the channels");
-
-  MatmulProblem p;
-  p.batch = groups;
-  p.m = in[0] * outH * outW;
-  p.n = filters / groups;
-  // [F, C/g, KH, KW] or [F, KH, KW, C/g]: a filter row is its K.
-  p.k = fil[1] * fil[2] * fil[3];
-  p.transposeA = false;
-  p.transposeB = true;
-  p.contiguousRunA = nhwc ? channels / groups : 1;
-  p.operandType = input.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
-                Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no conv2d kernel");
-  return p;
-}
 
 //===----------------------------------------------------------------------===//
 // Plain-struct view of a configuration
@@ -199,9 +111,12 @@ struct Tiling {
 };
 } // namespace
 
-/// Bytes of one element in memory.
+/// Bytes of one element in memory (the element-type table's; problems are
+/// only built for types it has).
 static int64_t elementBytes(Type type) {
-  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  const ElementTypeInfo *info = lookupElementType(type);
+  assert(info && "MatmulProblem of an element type kgraph does not have");
+  return info->storageBytes;
 }
 
 /// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
@@ -217,9 +132,19 @@ static std::pair<int64_t, int64_t> simtLanes(const Tiling &t) {
 
 /// Fixed per-thread registers for addresses, loop counters, predicates.
 static constexpr int64_t kOverheadRegisters = 40;
-/// Extra dynamic shared memory of a wgmma kernel: its tiles are aligned to
-/// 1024 bytes at run time (kWgmmaTileAlignment in the emitter).
-static constexpr int64_t kWgmmaAlignmentSlack = 1024;
+
+/// The fields of `t` that decide its shared memory.
+static GemmTileShape tileShapeOf(const Tiling &t) {
+  GemmTileShape s;
+  s.tileM = t.tileM;
+  s.tileN = t.tileN;
+  s.tileK = t.tileK;
+  s.stages = t.stages;
+  s.smemPadding = t.smemPadding;
+  s.instruction = t.kind;
+  s.copy = t.copy;
+  return s;
+}
 
 /// Tiles whose stages an asynchronous wgmma may still read while the next
 /// ones load (the kernel waits with wait_group 1 from 3 stages on).
@@ -227,29 +152,22 @@ static int64_t tilesInFlight(const Tiling &t) {
   return t.kind == MmaKind::wgmma && t.stages >= 3 ? 1 : 0;
 }
 
-static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
-                                       Type accumulatorType, bool transposeA,
-                                       bool transposeB, bool asyncCopies) {
+static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
+                                       bool asyncCopies) {
   MatmulResourceEstimate r;
-  int64_t eb = elementBytes(operandType);
-  // The layout documented in MatmulTiling.h.
-  int64_t rowsA = transposeA ? t.tileK : t.tileM;
-  int64_t colsA = transposeA ? t.tileM : t.tileK;
-  int64_t rowsB = transposeB ? t.tileN : t.tileK;
-  int64_t colsB = transposeB ? t.tileK : t.tileN;
-  r.stageBytesA = rowsA * (colsA + t.smemPadding) * eb;
-  r.stageBytesB = rowsB * (colsB + t.smemPadding) * eb;
-  r.sharedMemoryBytes = t.stages * (r.stageBytesA + r.stageBytesB);
-  // wgmma's swizzled tiles start on a 1024-byte boundary that the kernel
-  // finds at run time in the dynamic shared memory.
-  if (t.kind == MmaKind::wgmma)
-    r.sharedMemoryBytes += kWgmmaAlignmentSlack;
+  int64_t eb = elementBytes(p.operandType);
+  // The kernel's layout (GemmModel.h): tiles, alignment slack, mbarriers.
+  GemmSharedMemoryLayout smem = getGemmSharedMemoryLayout(p, tileShapeOf(t));
+  r.stageBytesA = smem.stageBytesA;
+  r.stageBytesB = smem.stageBytesB;
+  r.sharedMemoryBytes = smem.totalBytes;
   r.threadsPerBlock = 32 * t.warps();
 
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
-  int64_t accWords = std::max<int64_t>(
-      1, llvm::divideCeilSigned(
-             int64_t(accumulatorType.getIntOrFloatBitWidth()), 32));
+  const ElementTypeInfo *acc = lookupElementType(p.getAccumulatorType());
+  assert(acc && "accumulator of an element type kgraph does not have");
+  int64_t accWords =
+      std::max<int64_t>(1, llvm::divideCeilSigned(int64_t(acc->bitWidth), 32));
   r.accumulatorRegisters =
       llvm::divideCeilSigned(t.warpTileM() * t.warpTileN(), 32) * accWords;
 
@@ -282,12 +200,10 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
   return r;
 }
 
-MatmulResourceEstimate
-kgraph::estimateResources(MatmulConfigAttr config, Type operandType,
-                          Type accumulatorType, bool transposeA,
-                          bool transposeB, bool asyncCopies) {
-  return estimate(Tiling::fromAttr(config), operandType, accumulatorType,
-                  transposeA, transposeB, asyncCopies);
+MatmulResourceEstimate kgraph::estimateResources(MatmulConfigAttr config,
+                                                 const MatmulProblem &problem,
+                                                 bool asyncCopies) {
+  return estimate(Tiling::fromAttr(config), problem, asyncCopies);
 }
 
 StringRef kgraph::stringifyOccupancyLimit(OccupancyLimit limit) {
@@ -371,25 +287,25 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kTimeTolerance = 0.03;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
-/// table's f16 rates: tf32 at half of them, i8 at twice.
+/// table's f16 rates scaled by the element-type table's operand rate (tf32
+/// at half of them, i8 at twice).
 static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
   if (kind == MmaKind::fma)
     return target.f32LanesPerSM;
   double f16Rate = kind == MmaKind::wgmma ? target.wgmmaF16MacsPerClock
                                           : target.mmaF16MacsPerClock;
-  if (operandType.isF32())
-    return f16Rate / 2;
-  if (operandType.isInteger(8))
-    return f16Rate * 2;
-  return f16Rate;
+  // A tensor-core kind on an operand type without a tensor-core operand
+  // never reaches the model: verifyMatmulConfig rejects it.
+  std::optional<MmaOperandType> type =
+      getMmaOperandType(operandType, /*allowTf32=*/true);
+  assert(type && "tensor-core instruction on operands that have none");
+  return f16Rate * getMmaOperandInfo(*type).rateRelativeToF16;
 }
 
 static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
                                      const SMTarget &target) {
   MatmulEstimate e;
-  e.resources = estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-                         p.transposeB,
-                         target.hasCpAsync && !p.stagedInRegisters);
+  e.resources = estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   e.occupancy = estimateOccupancy(e.resources, target);
   e.numBlocks = p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
                 llvm::divideCeilSigned(p.n, t.tileN);
@@ -459,32 +375,11 @@ MatmulEstimate kgraph::estimateMatmul(MatmulConfigAttr config,
 
 /// The table's operand type for `problem`, if tensor cores can take it.
 static std::optional<MmaOperandType> mmaOperandType(const MatmulProblem &p) {
-  Type t = p.operandType;
-  if (t.isF16())
-    return MmaOperandType::F16;
-  if (t.isBF16())
-    return MmaOperandType::BF16;
-  if (t.isInteger(8))
-    return MmaOperandType::I8;
-  if (t.isF32() && p.allowTf32)
-    return MmaOperandType::TF32;
-  return std::nullopt;
+  return getMmaOperandType(p.operandType, p.allowTf32);
 }
 
 static StringRef mmaOperandTypeName(MmaOperandType t) {
-  switch (t) {
-  case MmaOperandType::F16:
-    return "f16";
-  case MmaOperandType::BF16:
-    return "bf16";
-  case MmaOperandType::TF32:
-    return "tf32";
-  case MmaOperandType::I8:
-    return "i8";
-  case MmaOperandType::F8E4M3:
-    return "f8E4M3";
-  }
-  return "?";
+  return getMmaOperandInfo(t).name;
 }
 
 /// The instruction the search uses: mma.sync of the m16n8kX family the
@@ -589,6 +484,10 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
     os << "copy = tma needs the tensor memory accelerator "
           "(cp.async.bulk.tensor), which "
        << target.name << " lacks";
+  else if (const ElementTypeInfo *info = lookupElementType(p.operandType);
+           !info || !info->tensorMapDataType)
+    os << "copy = tma has no tensor-map data type for '" << p.operandType
+       << "' operands";
   else if (p.contiguousRunA != 0)
     os << "copy = tma loads plain matrices only, not the im2col gather of a "
           "conv2d";
@@ -655,8 +554,7 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
     return false;
   Tiling withTma = t;
   withTma.copy = CopyKind::tma;
-  int64_t smem = e.resources.sharedMemoryBytes +
-                 getMatmulBarrierBytes(withTma.toAttr(ctx));
+  int64_t smem = getGemmSharedMemoryLayout(p, tileShapeOf(withTma)).totalBytes;
   return smem <= int64_t(target.sharedMemPerBlock) &&
          getTmaConfigError(withTma.toAttr(ctx), p, target).empty();
 }
@@ -932,8 +830,7 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
   }
 
   MatmulResourceEstimate r =
-      estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-               p.transposeB, target.hasCpAsync && !p.stagedInRegisters);
+      estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   if (r.sharedMemoryBytes > target.sharedMemPerBlock)
     return emitError() << "configuration needs " << r.sharedMemoryBytes
                        << " bytes of shared memory per block (" << t.stages
@@ -947,27 +844,8 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
                        << " lacks; it takes at most 2 (register double "
                           "buffering)";
 
-  int64_t eb = elementBytes(p.operandType);
-  if (t.loadWidth * eb > 16)
-    return emitError() << "load_width = " << t.loadWidth << " moves "
-                       << t.loadWidth * eb << " bytes per access of "
-                       << p.operandType << " elements; at most 16";
-  auto checkExtent = [&](int64_t extent, StringRef operand,
-                         StringRef dim) -> LogicalResult {
-    if (extent % t.loadWidth == 0)
-      return success();
-    return emitError() << "load_width = " << t.loadWidth
-                       << " does not divide the contiguous extent " << extent
-                       << " (" << dim << ") of " << operand;
-  };
-  bool implicit = p.contiguousRunA != 0;
-  if (failed(checkExtent(p.getContiguousExtentA(), implicit ? "input" : "lhs",
-                         implicit      ? "contiguous run of the im2col gather"
-                         : p.transposeA ? "M"
-                                        : "K")) ||
-      failed(checkExtent(p.getContiguousExtentB(), implicit ? "filter" : "rhs",
-                         p.transposeB ? "K" : "N")))
-    return failure();
+  if (std::string why = getLoadWidthError(config, p); !why.empty())
+    return emitError() << why;
   return success();
 }
 
@@ -990,10 +868,6 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
   return s;
 }
 
-int64_t kgraph::getMatmulBarrierBytes(MatmulConfigAttr config) {
-  return config.getCopy() == CopyKind::tma ? 16 * config.getStages() : 0;
-}
-
 KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
                                      const MatmulProblem &p,
                                      const SMTarget &target) {
@@ -1005,9 +879,7 @@ KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
   launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
                  p.batch};
   launch.block = {config.getBlockThreads(), 1, 1};
-  launch.sharedMemoryBytes =
-      estimateMatmul(config, p, target).resources.sharedMemoryBytes +
-      getMatmulBarrierBytes(config);
+  launch.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
   return launch;
 }
 
@@ -1016,18 +888,10 @@ FailureOr<MatmulProblem> kgraph::getGemmGroupProblem(FusedOp group,
   FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group);
   if (failed(parts))
     return failure();
-  Operation *anchor = parts->anchor;
   std::string whyNot;
-  FailureOr<MatmulProblem> problem =
-      llvm::isa<Conv2dOp>(anchor)
-          ? getConvProblem(llvm::cast<Conv2dOp>(anchor), &whyNot)
-          : getMatmulProblem(llvm::cast<MatmulOp>(anchor), &whyNot);
+  FailureOr<MatmulProblem> problem = getGemmProblem(*parts, &whyNot);
   if (failed(problem))
-    return anchor->emitOpError()
+    return parts->anchor->emitOpError()
            << "has no code generation for " << target.name << ": " << whyNot;
-  // The operand type of the problem is the matmul's, i.e. the type the
-  // prologue produces: shared memory holds the mma's type.
-  problem->stagedInRegisters =
-      !parts->lhsPrologue.empty() || !parts->rhsPrologue.empty();
   return problem;
 }
