@@ -16,6 +16,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -84,6 +85,42 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
   return llvm::json::Object{{"kind", "tensor_maps"}, {"maps", std::move(out)}};
 }
 
+/// Integer negations written as `not` + `add 1` (the same two's-complement
+/// value). ptxas 13.0 and the r580 driver's JIT, at their default
+/// optimization level, miscompile a chain of integer max/min over negated
+/// values on sm_90: the 3-input VIMNMX3 they fuse it into drops the
+/// negation of its middle operand (found by the GPU fuzz sample, graph
+/// a9ba1d6-294.1: `reduce max` of `neg` over an i32 column read every other
+/// element unnegated; -O0 and this form are right). `sub 0, x` and
+/// `mul x, -1` reach the same defect; the kernels are otherwise unchanged.
+std::string kgraph::avoidPtxasDefects(StringRef ptx) {
+  // Pieces between newlines, joined again with them: the text round-trips.
+  SmallVector<std::string> lines;
+  for (StringRef line : llvm::split(ptx, '\n')) {
+    StringRef body = line.ltrim();
+    StringRef indent = line.take_front(line.size() - body.size());
+    int bits = 0;
+    for (int b : {16, 32, 64})
+      if (body.consume_front(("neg.s" + llvm::Twine(b)).str()) &&
+          !body.empty() && (body.front() == ' ' || body.front() == '\t')) {
+        bits = b;
+        break;
+      }
+    // neg.sNN <ws> %dst, %src;
+    auto [dst, src] = body.trim().rtrim(';').split(',');
+    dst = dst.trim();
+    src = src.trim();
+    if (!bits || !dst.starts_with("%") || !src.starts_with("%")) {
+      lines.push_back(line.str());
+      continue;
+    }
+    std::string b = std::to_string(bits);
+    lines.push_back((indent + "not.b" + b + " \t" + dst + ", " + src + ";").str());
+    lines.push_back((indent + "add.s" + b + " \t" + dst + ", " + dst + ", 1;").str());
+  }
+  return llvm::join(lines, "\n");
+}
+
 LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
                                      StringRef planPath) {
   // The host function: the one that launches kernels.
@@ -111,6 +148,7 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   }
   if (ptx.empty() && !host.getOps<gpu::LaunchFuncOp>().empty())
     return emitError(module.getLoc(), "module has kernels but no PTX (gpu.binary)");
+  ptx = avoidPtxasDefects(ptx);
   // Math functions come from libdevice; PTX that still declares one as
   // external would fail to load, so never write it.
   for (StringRef line : llvm::split(ptx, '\n')) {

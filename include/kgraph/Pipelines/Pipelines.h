@@ -56,6 +56,11 @@ mlir::LogicalResult buildCompilePipeline(mlir::OpPassManager &pm,
 /// Registers `kgraph-compile` and the stage pipeline `kgraph-gpu-to-nvvm`.
 void registerPipelines();
 
+/// `ptx` with the instruction forms that ptxas 13.0 (and the r580 driver's
+/// JIT) miscompile rewritten into equivalent ones; emitPTXAndPlan applies it
+/// to every module it writes. Today: integer `neg` as `not` + `add 1`.
+std::string avoidPtxasDefects(llvm::StringRef ptx);
+
 /// Writes the PTX of the module's `gpu.binary` (made with format=isa) to
 /// `ptxPath` and its launch plan (docs/launch-plan.md) to `planPath`. The
 /// module must hold exactly one graph function.

@@ -94,6 +94,22 @@ CASES = [
          _sum([1]), tol=(0, 0), lo=-1000, hi=1000),
     lone("reduce_max_last_i8_255x128", [255, 128], "i8", "max", [1], False,
          _max([1]), tol=(0, 0), lo=-128, hi=127),
+    # Integer max of negated values down columns: ptxas 13.0 fused the
+    # chain into VIMNMX3s that dropped the middle operand's negation
+    # (random graph a9ba1d6-294.1); kgraph writes integer neg as not + add.
+    GraphCase(
+        "reduce_max_of_neg_axis0_i32_33x33",
+        """func.func @main(%x: tensor<33x33xi32>) -> tensor<33xi32> {
+  %r = kgraph.fused (%x) : (tensor<33x33xi32>) -> tensor<33xi32> {
+  ^bb0(%a: tensor<33x33xi32>):
+    %n = kgraph.neg %a : tensor<33x33xi32>
+    %m = kgraph.reduce max %n axes = [0] : tensor<33x33xi32>
+    kgraph.yield %m : tensor<33xi32>
+  }
+  return %r : tensor<33xi32>
+}""",
+        [Input("x", [33, 33], "i32", lo=-1000, hi=1000)],
+        lambda x: (-x).amax(dim=0), kernels=1, tol=(0, 0)),
     lone("reduce_sum_short_rows_f16_2049x16", [2049, 16], "f16", "sum", [1],
          False, _sum([1]), tol=(2e-3, 2e-3)),
     GraphCase(
