@@ -339,11 +339,16 @@ public:
                             .getResult()
                       : colIn;
     }
-    Value avail =
-        checkCols ? m.minu(m.sub(m.c(cols), m.minu(col, m.c(cols))), m.c(width))
-                  : m.c(width);
-    return {m.add(batchOffset, m.select(inside, at, m.c(0))),
-            m.select(inside, avail, m.c(0))};
+    Value avail;
+    if (checkCols) {
+      Value colsValue = m.c(cols);
+      Value left = m.sub(colsValue, m.minu(col, m.c(cols)));
+      avail = m.minu(left, m.c(width));
+    } else {
+      avail = m.c(width);
+    }
+    Value offset = m.add(batchOffset, m.select(inside, at, m.c(0)));
+    return {offset, m.select(inside, avail, m.c(0))};
   }
 
 private:
@@ -382,8 +387,10 @@ public:
     }
     // Coordinates in the padded image; unsigned arithmetic: below the
     // padding they wrap around and fail the `< H` test.
-    Value ih = im.add(im.mul(oh, g.strideH), im.mul(kh, g.dilationH));
-    Value iw = im.add(im.mul(ow, g.strideW), im.mul(kw, g.dilationW));
+    Value ohScaled = im.mul(oh, g.strideH);
+    Value ih = im.add(ohScaled, im.mul(kh, g.dilationH));
+    Value owScaled = im.mul(ow, g.strideW);
+    Value iw = im.add(owScaled, im.mul(kw, g.dilationW));
     Value inside;
     auto both = [&](Value cond) {
       inside = inside ? arith::AndIOp::create(im.b, im.loc, inside, cond)
@@ -417,8 +424,9 @@ public:
                   iw);
     if (!inside)
       return {at, Value()};
-    return {im.select(inside, at, im.c(0)),
-            im.select(inside, im.c(width), im.c(0))};
+    Value offset = im.select(inside, at, im.c(0));
+    Value widthValue = im.c(width);
+    return {offset, im.select(inside, widthValue, im.c(0))};
   }
 
 private:
@@ -438,13 +446,16 @@ struct ResultAccess {
   int64_t rowsPerImage = 0, imageStride = 0;
 
   Value locate(IndexMath &m, Value batch, Value row, Value col) const {
-    Value rowOffset =
-        rowsPerImage == 0
-            ? m.mul(row, rowStride)
-            : m.add(m.mul(m.div(row, rowsPerImage), imageStride),
-                    m.mul(m.rem(row, rowsPerImage), rowStride));
-    return m.add(m.add(m.mul(batch, batchStride), rowOffset),
-                 m.mul(col, colStride));
+    Value rowOffset;
+    if (rowsPerImage == 0) {
+      rowOffset = m.mul(row, rowStride);
+    } else {
+      Value imageOffset = m.mul(m.div(row, rowsPerImage), imageStride);
+      rowOffset =
+          m.add(imageOffset, m.mul(m.rem(row, rowsPerImage), rowStride));
+    }
+    Value rowStart = m.add(m.mul(batch, batchStride), rowOffset);
+    return m.add(rowStart, m.mul(col, colStride));
   }
   /// Runs of `width` columns starting at a multiple of `width` are
   /// contiguous and aligned to `width` elements.
@@ -615,8 +626,9 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       Value cc = m.mul(m.rem(chunk, chunksPerRow), lw);
       // `valid` elements of the chunk exist (null: all); the rest are
       // zero-filled.
-      auto [src, valid] = access.locate(m, batch, m.add(originRow, r),
-                                        m.add(originCol, cc), lw);
+      Value row = m.add(originRow, r);
+      Value col = m.add(originCol, cc);
+      auto [src, valid] = access.locate(m, batch, row, col, lw);
       if (async) {
         nvgpu::DeviceAsyncCopyOp::create(
             nb, loc, nvgpu::DeviceAsyncTokenType::get(nb.getContext()), tile,
@@ -911,12 +923,15 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
   // Whole block tile inside C: stores need no bounds checks (always so when
   // the tiles divide C).
   Value full;
-  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0)
+  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0) {
     full = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  else
-    full = arith::AndIOp::create(
-        b, loc, im.ult(im.add(rowBase, config.getTileM() - 1), im.c(p.m)),
-        im.ult(im.add(colBase, config.getTileN() - 1), im.c(p.n)));
+  } else {
+    Value lastRow = im.add(rowBase, config.getTileM() - 1);
+    Value rowsInside = im.ult(lastRow, im.c(p.m));
+    Value lastCol = im.add(colBase, config.getTileN() - 1);
+    Value colsInside = im.ult(lastCol, im.c(p.n));
+    full = arith::AndIOp::create(b, loc, rowsInside, colsInside);
+  }
   auto ifOp = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
   // The stored value: the anchor result, or the epilogue's, evaluated per
   // accumulator element in registers (ScalarOps.h) before the one store.
@@ -944,9 +959,13 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         for (int64_t e = 0; e < cols; ++e) {
           at.acc.push_back(vector::ExtractOp::create(nb, loc, acc[i],
                                                      ArrayRef<int64_t>{h, e}));
-          if (checked)
-            at.ok.push_back(arith::AndIOp::create(
-                nb, loc, m.ult(row, m.c(p.m)), m.ult(m.add(col, e), m.c(p.n))));
+          if (checked) {
+            Value rowInside = m.ult(row, m.c(p.m));
+            Value colE = m.add(col, e);
+            Value colInside = m.ult(colE, m.c(p.n));
+            at.ok.push_back(
+                arith::AndIOp::create(nb, loc, rowInside, colInside));
+          }
         }
         SmallVector<Value> vals;
         if (plain) {
@@ -1045,7 +1064,8 @@ LogicalResult MatmulKernelBuilder::build() {
   Value aStart = im.c(0);
   if (int64_t align = mma->tileAlignment(); align > 0) {
     Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-    aStart = im.rem(im.sub(im.c(align), im.rem(addr, align)), align);
+    Value alignValue = im.c(align);
+    aStart = im.rem(im.sub(alignValue, im.rem(addr, align)), align);
   }
   int64_t aBytes = aType.getNumElements() * byteWidth(p.aType);
   aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
@@ -1068,10 +1088,12 @@ LogicalResult MatmulKernelBuilder::build() {
     Value inBand = im.rem(blockX, perBand);
     Value firstM = im.mul(band, g);
     Value rowsInBand;
-    if (tilesM % g == 0)
+    if (tilesM % g == 0) {
       rowsInBand = im.c(g);
-    else
-      rowsInBand = im.minu(im.sub(im.c(tilesM), firstM), im.c(g));
+    } else {
+      Value rowsLeft = im.sub(im.c(tilesM), firstM);
+      rowsInBand = im.minu(rowsLeft, im.c(g));
+    }
     Value tileRow = im.add(firstM, arith::RemUIOp::create(b, loc, inBand,
                                                            rowsInBand));
     Value tileCol = arith::DivUIOp::create(b, loc, inBand, rowsInBand);
@@ -1126,12 +1148,16 @@ LogicalResult MatmulKernelBuilder::build() {
   int64_t ahead = stages == 1 ? 0 : stages - 1 - mma->tilesInFlight();
   // Prologue: the first `ahead` tiles in flight.
   for (int64_t s = 0; s < ahead; ++s) {
-    if (s < kTiles)
-      loadTiles(b, im.c(s), im.c(s));
+    if (s < kTiles) {
+      Value stage = im.c(s);
+      loadTiles(b, stage, im.c(s));
+    }
     commit(b);
   }
+  Value lower = im.c(0);
+  Value upper = im.c(kTiles);
   auto loop = scf::ForOp::create(
-      b, loc, im.c(0), im.c(kTiles), im.c(1), acc,
+      b, loc, lower, upper, im.c(1), acc,
       [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
         IndexMath lm{lb, loc};
         Value stage = stages == 1 ? lm.c(0) : lm.rem(kt, stages);
