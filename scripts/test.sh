@@ -5,18 +5,40 @@
 # mlir-opt plugin and the C API; pytest covers the Python runtime and the
 # GPU test cases' references. GPU tests run on a GPU machine through
 # scripts/gpu-check.sh.
+#
+# Then a second build, with Debian's default compiler (g++) and
+# AddressSanitizer + UndefinedBehaviorSanitizer, in
+# ${KGRAPH_SANITIZER_BUILD_DIR:-build-gcc-asan}, runs the whole lit suite
+# again: code that depends on one compiler (e.g. on the order function
+# arguments are evaluated in) or misuses memory fails there.
+# KGRAPH_SANITIZER_BUILD=0 leaves it out (quicker local runs; CI keeps it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KGRAPH_BUILD_DIR:-$root/build}
+sbuild=${KGRAPH_SANITIZER_BUILD_DIR:-$root/build-gcc-asan}
 "$root/scripts/install-deps.sh" || exit 1
 "$root/scripts/build.sh" || exit 1
 
 status=0
-lit_log=$build/lit.log
-/usr/lib/llvm-22/bin/lit -v "$build/test" 2>&1 | tee "$lit_log" | grep -Ev '^(PASS|UNSUPPORTED):'
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-lit_pass=$(grep -cE '^PASS:' "$lit_log")
-lit_fail=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$lit_log")
+lit_pass=0
+lit_fail=0
+lit_summary=
+# run_lit BUILD LABEL: the whole lit suite of BUILD, its log in BUILD/lit.log;
+# adds to lit_pass / lit_fail.
+run_lit() {
+  local log=$1/lit.log
+  echo "== lit ($2)"
+  /usr/lib/llvm-22/bin/lit -v "$1/test" 2>&1 | tee "$log" | grep -Ev '^(PASS|UNSUPPORTED):'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  local pass fail
+  pass=$(grep -cE '^PASS:' "$log")
+  fail=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")
+  lit_pass=$((lit_pass + pass))
+  lit_fail=$((lit_fail + fail))
+  lit_summary+="lit ($2): $pass passed, $fail failed; "
+}
+
+run_lit "$build" "clang"
 
 py_log=$build/pytest.log
 ( cd "$root" && PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
@@ -26,8 +48,25 @@ py_pass=$(grep -oE '[0-9]+ passed' "$py_log" | tail -1 | grep -oE '[0-9]+' || ec
 py_fail=$(grep -oE '[0-9]+ (failed|error)' "$py_log" | awk '{s+=$1} END {print s+0}')
 py_skip=$(grep -oE '[0-9]+ skipped' "$py_log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 
+# The g++ + ASan/UBSan build. ASAN_OPTIONS/UBSAN_OPTIONS defaults (abort on
+# the first report, leak checking on) are set by test/lit.cfg.py.
+if [ "${KGRAPH_SANITIZER_BUILD:-1}" != 0 ]; then
+  echo "== g++ + AddressSanitizer + UndefinedBehaviorSanitizer build in $sbuild"
+  if KGRAPH_BUILD_DIR=$sbuild KGRAPH_COMPILER=gcc KGRAPH_SANITIZE=address,undefined \
+      "$root/scripts/build.sh"; then
+    run_lit "$sbuild" "g++, ASan + UBSan"
+    # Hook: checks that also run against the sanitized compiler go here,
+    # with "$sbuild/bin/kgraph-opt" (e.g. the short seeded fuzz run).
+  else
+    echo "g++ + sanitizer build failed"
+    status=1
+    lit_fail=$((lit_fail + 1))
+    lit_summary+="g++ + sanitizer build: failed; "
+  fi
+fi
+
 echo
-echo "lit: $lit_pass passed, $lit_fail failed; pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
+echo "${lit_summary}pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
 echo "$((lit_pass + py_pass)) passed, $((lit_fail + py_fail)) failed, $py_skip skipped"
 [ $((lit_pass + py_pass)) -gt 0 ] || status=1
 exit $status
