@@ -3,7 +3,7 @@
 all timed in the same run, in interleaved rounds (median of --rounds, 3).
 
 Cases come from the "graphs_bench" section of the manifest (bench=True cases
-of scripts/graph_cases/*.py). For each: the kgraph program, the case's torch
+of test/GPU/cases/graphs/*.py). For each: the kgraph program, the case's torch
 reference run eagerly on the GPU in the inputs' own dtypes, and
 torch.compile of the same reference. Also reported: the kernel count, the
 bytes the graph must move at least (inputs read once, outputs written once)
@@ -23,7 +23,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "GPU", "cases"))
 import benchlib  # noqa: E402
 import graph_case as G  # noqa: E402
 

@@ -6,19 +6,22 @@ Runs where kgraph-opt exists (not on the GPU machine). For every case it writes
 ``<name>.mlir`` (a ``func.func @main`` returning one kgraph op's result),
 compiles it with ``kgraph-opt --tile=<target> <name>.mlir -o <name>.ptx``
 (which writes ``<name>.plan.json`` beside it), checks the plan against the
-case, and writes ``manifest.json``: for each case the op, its attributes, the
-input shapes/dtypes and value domains, the output, the reference expression
-and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
+case and the shared memory of its GEMM kernels against the model's
+(test/Pipelines/gemm_smem.py), and writes ``manifest.json``: for each case
+the op, its attributes, the input shapes/dtypes and value domains, the
+output, the reference expression and how to compare. test/GPU/test_elementwise.py, test/GPU/test_matmul.py and
 bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
-        [--suite all|elementwise|matmul|conv|graphs]
+        [--suite all|elementwise|matmul|conv|graphs|fuzz] [--fuzz-seed S]
 
 Suites and their manifest sections: elementwise -> "cases" and "bench";
-matmul (scripts/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
-(scripts/conv_cases.py) -> "conv" and "conv_bench"; graphs (whole graphs
-compiled with --fuse, scripts/graph_case.py and scripts/graph_cases/*.py)
--> "graphs" and "graphs_bench", each checked for its number of kernels. The default builds all. Building one suite into a folder whose manifest.json has the
+matmul (test/GPU/cases/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
+(test/GPU/cases/conv_cases.py) -> "conv" and "conv_bench"; graphs (whole graphs
+compiled with --fuse, test/GPU/cases/graph_case.py and test/GPU/cases/graphs/*.py)
+-> "graphs" and "graphs_bench", each checked for its number of kernels; fuzz
+(a fresh seeded sample of random graphs with torch references,
+test/fuzz/gpu_cases.py, --fuzz-seed/--fuzz-count) -> "fuzz". The default builds all. Building one suite into a folder whose manifest.json has the
 same target keeps the other suite's sections of that manifest.
 
 Cases marked optional (integer variants of ops that may be float-only) are
@@ -42,12 +45,21 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "..", "python"))
-sys.path.insert(0, _HERE)
+# The case generators (test/GPU/cases: matmul, conv2d and whole-graph cases).
+sys.path.insert(0, os.path.join(_HERE, "..", "test", "GPU", "cases"))
+# The GEMM shared-memory check (also run by lit).
+sys.path.insert(0, os.path.join(_HERE, "..", "test", "Pipelines"))
 import kgraph.plan  # noqa: E402
+import gemm_smem  # noqa: E402
 from case_common import case_files, func_mlir, ttype  # noqa: E402
 import conv_cases  # noqa: E402
 import graph_case  # noqa: E402
 import matmul_cases  # noqa: E402
+sys.path.insert(0, os.path.join(_HERE, "..", "test", "fuzz"))
+import gpu_cases as fuzz_cases  # noqa: E402  (test/fuzz/gpu_cases.py)
+
+#: Seed and size of the `fuzz` suite's sample (set by main).
+FUZZ = {"seed": None, "count": 300}
 
 FLOATS = ("f32", "f16", "bf16")
 INTS = ("i8", "i32")
@@ -373,13 +385,14 @@ def _check_plan(case, plan_path):
     outputs from the plan."""
     plan = kgraph.plan.load_plan(plan_path)
     got_in = [(list(b.shape), b.dtype) for b in plan.inputs]
-    if isinstance(case, graph_case.GraphCase):
+    graph_like = isinstance(case, (graph_case.GraphCase, fuzz_cases.FuzzCase))
+    if graph_like:
         want_in = [(i.shape, i.dtype) for i in case.inputs]
     else:
         want_in = [(i["shape"], i["dtype"]) for i in case.inputs]
     if got_in != want_in:
         return f"plan inputs {got_in} do not match the case's {want_in}"
-    if isinstance(case, graph_case.GraphCase):
+    if graph_like:
         case.outputs = [{"shape": list(b.shape), "dtype": b.dtype}
                         for b in plan.outputs]
         return None
@@ -437,7 +450,14 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
         msg = _check_plan(case, plan)
     except kgraph.plan.PlanError as e:
         return "error", f"invalid plan: {e}"
-    return ("error", msg) if msg else ("ok", "")
+    if msg:
+        return "error", msg
+    # The GEMM model's shared memory must be what the kernels ask for.
+    _, errors = gemm_smem.check(kgraph_opt, target, mlir, plan,
+                                getattr(case, "flags", []))
+    if errors:
+        return "error", "; ".join(errors)
+    return "ok", ""
 
 
 #: suite -> (test cases, bench cases, test section, bench section)
@@ -450,6 +470,9 @@ SUITES = {
     "graphs": (lambda: [c for c in graph_case.load_cases() if not c.bench],
                lambda: [c for c in graph_case.load_cases() if c.bench],
                "graphs", "graphs_bench"),
+    # Random graphs (test/fuzz/gpu_cases.py): a fresh seeded sample per build.
+    "fuzz": (lambda: fuzz_cases.sample(FUZZ["seed"], FUZZ["count"]),
+             lambda: [], "fuzz", "fuzz_bench"),
 }
 
 
@@ -491,9 +514,20 @@ def main(argv=None):
                     help="only check that each case parses and verifies "
                          "(writes no PTX and no manifest)")
     ap.add_argument("--list", action="store_true", help="list case names and exit")
+    ap.add_argument("--fuzz-seed", default=os.environ.get("KGRAPH_FUZZ_SEED"),
+                    help="seed of the fuzz suite's random graphs, [0-9a-z] "
+                         "(default: $KGRAPH_FUZZ_SEED, else a fresh one, printed)")
+    ap.add_argument("--fuzz-count", type=int, default=300,
+                    help="random graphs in the fuzz suite (default 300)")
     args = ap.parse_args(argv)
+    FUZZ["seed"] = args.fuzz_seed or format(
+        __import__("random").SystemRandom().randrange(36 ** 6), "x")
+    FUZZ["count"] = args.fuzz_count
 
     suites = list(SUITES) if args.suite == "all" else [args.suite]
+    if "fuzz" in suites and not args.list:
+        print(f"fuzz suite: seed {FUZZ['seed']}, {FUZZ['count']} random graphs "
+              f"(rebuild the same with --fuzz-seed {FUZZ['seed']})")
     todo = []  # (case, manifest section)
     for suite in suites:
         make_cases, make_benches, sec, bsec = SUITES[suite]
@@ -557,6 +591,8 @@ def main(argv=None):
         manifest = {"format": "kgraph-gpu-cases", "version": 1,
                     "target": args.target, "cases": [], "bench": [],
                     **kept, **entries}
+        if "fuzz" in suites:
+            manifest["fuzz_seed"] = FUZZ["seed"]
         with open(path, "w") as f:
             json.dump(manifest, f, indent=1)
         print(f"wrote {path}")

@@ -6,7 +6,7 @@
 # CASES_DIR holds what scripts/build-gpu-cases.py wrote (manifest.json, the
 # .mlir/.ptx/.plan.json of every case); build it here-less machines can't.
 # Steps: GPU identity; the correctness tests (test/GPU: elementwise, matmul,
-# conv2d and fused graphs); the same tests under compute-sanitizer memcheck (the
+# conv2d, fused graphs and the random graphs of the manifest's "fuzz" section); the same tests under compute-sanitizer memcheck (the
 # representative subset the manifest marks, small shapes for matmul and
 # conv2d; KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks
 # (elementwise; matmul against cuBLAS and conv2d against cuDNN, with the
@@ -47,8 +47,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_ca
 echo "cases: $CASES   seed: $KGRAPH_TEST_SEED   logs: $LOGS"
 
 # pytest_counts JUNIT -> "passed failed skipped unsupported mm_passed
-# mm_failed cv_passed cv_failed gr_passed gr_failed" of the GPU tests
-# (test_elementwise.py, test_matmul.py, test_conv.py, test_graphs.py):
+# mm_failed cv_passed cv_failed gr_passed gr_failed fz_passed fz_failed" of
+# the GPU tests (test_elementwise.py, test_matmul.py, test_conv.py,
+# test_graphs.py, test_fuzz_graphs.py: the random graphs):
 # "unsupported" are the matmul cases skipped because kgraph-opt has no code
 # generation for them, "skipped" every other skip; failures anywhere count
 # as failed too; mm_* are the matmul tests alone.
@@ -58,20 +59,22 @@ import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
 except Exception:
-    print("0 1 0 0 0 1 0 1 0 1"); sys.exit()
-p = f = s = u = mp = mf = cp = cf = gp = gf = 0
+    print("0 1 0 0 0 1 0 1 0 1 0 1"); sys.exit()
+p = f = s = u = mp = mf = cp = cf = gp = gf = zp = zf = 0
 for tc in root.iter("testcase"):
     cls = tc.get("classname", "")
     mm = "test_matmul" in cls and "checker" not in cls and "bench" not in cls
     cv = "test_conv" in cls and "checker" not in cls
     gr = "test_graphs" in cls
-    gpu = "test_elementwise" in cls or mm or cv or gr
+    fz = "test_fuzz_graphs" in cls
+    gpu = "test_elementwise" in cls or mm or cv or gr or fz
     skipped = tc.find("skipped")
     if tc.find("failure") is not None or tc.find("error") is not None:
         f += 1
         mf += mm
         cf += cv
         gf += gr
+        zf += fz
     elif skipped is not None:
         if gpu and "unsupported by kgraph-opt" in (skipped.get("message") or ""):
             u += 1
@@ -82,7 +85,8 @@ for tc in root.iter("testcase"):
         mp += mm
         cp += cv
         gp += gr
-print(p, f, s, u, mp, mf, cp, cf, gp, gf)
+        zp += fz
+print(p, f, s, u, mp, mf, cp, cf, gp, gf, zp, zf)
 PYEOF
 }
 
@@ -92,7 +96,8 @@ start=$SECONDS
 $PY -m pytest test/GPU -q -rfEs -p no:cacheprovider --junitxml="$LOGS/tests.xml" \
   2>&1 | tee "$LOGS/tests.log" | tail -n 40
 tests_rc=$?
-read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail t_cv_pass t_cv_fail t_gr_pass t_gr_fail < <(pytest_counts "$LOGS/tests.xml")
+read -r t_pass t_fail t_skip t_unsup t_mm_pass t_mm_fail t_cv_pass t_cv_fail t_gr_pass t_gr_fail t_fz_pass t_fz_fail < <(pytest_counts "$LOGS/tests.xml")
+fuzz_seed=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1])).get("fuzz_seed", "-"))' "$CASES/manifest.json" 2>/dev/null || echo -)
 tests_time=$((SECONDS - start))
 
 mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
@@ -113,7 +118,7 @@ if [ "${KGRAPH_SKIP_MEMCHECK:-0}" != 1 ]; then
   grep -q "ERROR SUMMARY" "$LOGS/memcheck.log" || tail -n 5 "$LOGS/memcheck.log"
   mc_errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$LOGS/memcheck.log" | tail -n 1 | grep -oE "[0-9]+$")
   mc_errors=${mc_errors:-"?"}
-  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail m_cv_pass m_cv_fail m_gr_pass m_gr_fail < <(pytest_counts "$LOGS/memcheck.xml")
+  read -r m_pass m_fail m_skip m_unsup m_mm_pass m_mm_fail m_cv_pass m_cv_fail m_gr_pass m_gr_fail m_fz_pass m_fz_fail < <(pytest_counts "$LOGS/memcheck.xml")
   mc_status="$m_pass passed ($m_mm_pass matmul, $m_cv_pass conv2d, $m_gr_pass graphs), $m_fail failed, $m_skip skipped, $m_unsup unsupported"
   if [ "$m_pass" -eq 0 ] && [ $mc_rc -eq 0 ]; then mc_rc=1; fi  # nothing ran
 fi
@@ -265,6 +270,7 @@ row "tests" "GPU tests: $t_pass passed, $t_skip skipped; failed (any test): $t_f
 row "matmul" "tests: $t_mm_pass passed, $t_mm_fail failed"
 row "conv2d" "tests: $t_cv_pass passed, $t_cv_fail failed"
 row "graphs" "tests: $t_gr_pass passed, $t_gr_fail failed (fused graphs)"
+row "fuzz" "tests: $t_fz_pass passed, $t_fz_fail failed (random graphs, fuzz seed $fuzz_seed)"
 row "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
 row "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
 row "bench" "$bench_line"

@@ -3,14 +3,15 @@
 # needs no GPU (README command 2; CI runs this). The lit suite covers the
 # dialect, passes, PTX assembled by ptxas, the installed package, the
 # mlir-opt plugin and the C API; pytest covers the Python runtime and the
-# GPU test cases' references. GPU tests run on a GPU machine through
-# scripts/gpu-check.sh.
+# GPU test cases' references; a short seeded random-graph fuzz run
+# (run_fuzz, about two minutes) drives the whole pipeline. GPU tests run on a
+# GPU machine through scripts/gpu-check.sh.
 #
 # Then a second build, with Debian's default compiler (g++) and
 # AddressSanitizer + UndefinedBehaviorSanitizer, in
-# ${KGRAPH_SANITIZER_BUILD_DIR:-build-gcc-asan}, runs the whole lit suite
-# again: code that depends on one compiler (e.g. on the order function
-# arguments are evaluated in) or misuses memory fails there.
+# ${KGRAPH_SANITIZER_BUILD_DIR:-build-gcc-asan}, runs the whole lit suite and
+# the short fuzz run again: code that depends on one compiler (e.g. on the
+# order function arguments are evaluated in) or misuses memory fails there.
 # KGRAPH_SANITIZER_BUILD=0 leaves it out (quicker local runs; CI keeps it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,22 @@ build=${KGRAPH_BUILD_DIR:-$root/build}
 sbuild=${KGRAPH_SANITIZER_BUILD_DIR:-$root/build-gcc-asan}
 "$root/scripts/install-deps.sh" || exit 1
 "$root/scripts/build.sh" || exit 1
+
+# run_fuzz KGRAPH_OPT [LOG]: the short seeded random-graph fuzz run
+# (test/fuzz/kgraph_fuzz.py: verify, kgraph-opt with and without --fuse,
+# ptxas) for $KGRAPH_FUZZ_SECONDS (default 120) on 2 workers, a new seed each
+# run unless KGRAPH_FUZZ_SEED is set. Prints the seed and the count, keeps
+# failing graphs under <build>/fuzz/findings, and ends with the line
+# "fuzz: seed S: N graphs, F findings ..."; non-zero exit on a finding.
+run_fuzz() {
+  local opt=$1 log=${2:-$build/fuzz.log}
+  local seed_arg=()
+  [ -n "${KGRAPH_FUZZ_SEED:-}" ] && seed_arg=(--seed "$KGRAPH_FUZZ_SEED")
+  /usr/bin/python3 "$root/test/fuzz/kgraph_fuzz.py" --opt "$opt" "${seed_arg[@]}" \
+      --time "${KGRAPH_FUZZ_SECONDS:-120}" --workers 2 \
+      --out "$(dirname "$log")/fuzz" 2>&1 | tee "$log"
+  return "${PIPESTATUS[0]}"
+}
 
 status=0
 lit_pass=0
@@ -48,15 +65,35 @@ py_pass=$(grep -oE '[0-9]+ passed' "$py_log" | tail -1 | grep -oE '[0-9]+' || ec
 py_fail=$(grep -oE '[0-9]+ (failed|error)' "$py_log" | awk '{s+=$1} END {print s+0}')
 py_skip=$(grep -oE '[0-9]+ skipped' "$py_log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 
+fuzz_pass=0; fuzz_fail=0; fuzz_lines=
+# fuzz_in BUILD LABEL: the short fuzz run against BUILD's kgraph-opt, its log
+# in BUILD/fuzz.log; counts as one test, passed without a finding.
+fuzz_in() {
+  local log=$1/fuzz.log line rc
+  echo "== fuzz ($2)"
+  run_fuzz "$1/bin/kgraph-opt" "$log" | grep -E "^(fuzz:|FINDING|  saved:)"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^fuzz: seed .* graphs, [0-9]+ findings' "$log" | tail -1)
+  if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+    fuzz_pass=$((fuzz_pass + 1))
+  else
+    fuzz_fail=$((fuzz_fail + 1)); status=1
+  fi
+  fuzz_lines+="${line:-fuzz: no result (see $log)} ($2)"$'\n'
+}
+fuzz_in "$build" "clang"
+
 # The g++ + ASan/UBSan build. ASAN_OPTIONS/UBSAN_OPTIONS defaults (abort on
-# the first report, leak checking on) are set by test/lit.cfg.py.
+# the first report, leak checking on) are set by test/lit.cfg.py and, for the
+# fuzz run, below.
 if [ "${KGRAPH_SANITIZER_BUILD:-1}" != 0 ]; then
   echo "== g++ + AddressSanitizer + UndefinedBehaviorSanitizer build in $sbuild"
   if KGRAPH_BUILD_DIR=$sbuild KGRAPH_COMPILER=gcc KGRAPH_SANITIZE=address,undefined \
       "$root/scripts/build.sh"; then
     run_lit "$sbuild" "g++, ASan + UBSan"
-    # Hook: checks that also run against the sanitized compiler go here,
-    # with "$sbuild/bin/kgraph-opt" (e.g. the short seeded fuzz run).
+    ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:allow_user_poisoning=0} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+      fuzz_in "$sbuild" "g++, ASan + UBSan"
   else
     echo "g++ + sanitizer build failed"
     status=1
@@ -67,6 +104,7 @@ fi
 
 echo
 echo "${lit_summary}pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
-echo "$((lit_pass + py_pass)) passed, $((lit_fail + py_fail)) failed, $py_skip skipped"
+printf '%s' "$fuzz_lines"
+echo "$((lit_pass + py_pass + fuzz_pass)) passed, $((lit_fail + py_fail + fuzz_fail)) failed, $py_skip skipped"
 [ $((lit_pass + py_pass)) -gt 0 ] || status=1
 exit $status

@@ -17,6 +17,10 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%kgraph_src_root", config.kgraph_src_root))
 config.substitutions.append(("%kgraph_obj_root", config.kgraph_obj_root))
+# CPU models and checkers of the code generator that RUN lines invoke.
+config.substitutions.append(
+    ("%kgraph_test_tools", os.path.join(config.kgraph_src_root, "test", "Tools"))
+)
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -9,6 +9,7 @@
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,25 +24,6 @@
 
 using namespace mlir;
 using namespace kgraph;
-
-static std::string dtypeName(Type t) {
-  if (t.isF32())
-    return "f32";
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isInteger(1))
-    return "i1";
-  if (t.isInteger(8))
-    return "i8";
-  if (t.isInteger(32))
-    return "i32";
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
 
 /// Constant integer behind a launch dimension, or failure.
 static FailureOr<int64_t> constantDim(Value v) {
@@ -144,42 +126,59 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   DenseMap<Value, int64_t> bufferIds;
   // `logicalDtype` (the kgraph.dtype attribute) names the tensor type of a
   // buffer stored in another type: i1 tensors live in i8 buffers.
+  // Dtype names and element sizes are the element-type table's.
   auto addBuffer = [&](Value v, StringRef kind, std::optional<int64_t> index,
-                       Attribute logicalDtype) {
+                       Attribute logicalDtype) -> LogicalResult {
     auto type = llvm::cast<MemRefType>(v.getType());
+    Type elem = type.getElementType();
+    const ElementTypeInfo *stored = lookupElementType(elem);
+    if (!stored)
+      return emitError(v.getLoc(), "a launch plan has no dtype for ")
+             << kind << " buffers of element type " << elem << " (known: "
+             << getKnownElementTypeNames() << ")";
+    StringRef dtype = stored->planName;
+    if (auto s = llvm::dyn_cast_if_present<StringAttr>(logicalDtype)) {
+      const ElementTypeInfo *logical = lookupElementType(s.getValue());
+      if (!logical || logical->storageBytes != stored->storageBytes)
+        return emitError(v.getLoc(), "buffer of ")
+               << elem << " elements cannot hold dtype '" << s.getValue()
+               << "'";
+      dtype = logical->planName;
+    }
     int64_t id = bufferIds.size();
     bufferIds[v] = id;
-    Type elem = type.getElementType();
-    int64_t elemBytes = std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
-    std::string dtype = dtypeName(elem);
-    if (auto s = llvm::dyn_cast_if_present<StringAttr>(logicalDtype))
-      dtype = s.getValue().str();
-    llvm::json::Object buffer{{"id", id},
-                              {"kind", kind},
-                              {"shape", llvm::json::Array(type.getShape())},
-                              {"dtype", dtype},
-                              {"bytes", type.getNumElements() * elemBytes}};
+    llvm::json::Object buffer{
+        {"id", id},
+        {"kind", kind},
+        {"shape", llvm::json::Array(type.getShape())},
+        {"dtype", dtype},
+        {"bytes", type.getNumElements() * int64_t(stored->storageBytes)}};
     if (index)
       buffer["index"] = *index;
     buffers.push_back(std::move(buffer));
+    return success();
   };
   int64_t inputIndex = 0;
   for (BlockArgument arg : host.getArguments()) {
     unsigned i = arg.getArgNumber();
     Attribute dtype = host.getArgAttr(i, kDtypeAttrName);
-    if (auto result = host.getArgAttrOfType<IntegerAttr>(i, kResultArgAttrName))
-      addBuffer(arg, "output", result.getInt(), dtype);
-    else
-      addBuffer(arg, "input", inputIndex++, dtype);
+    auto result = host.getArgAttrOfType<IntegerAttr>(i, kResultArgAttrName);
+    if (failed(result ? addBuffer(arg, "output", result.getInt(), dtype)
+                      : addBuffer(arg, "input", inputIndex++, dtype)))
+      return failure();
   }
-  host.walk([&](memref::AllocOp alloc) {
+  WalkResult allocs = host.walk([&](memref::AllocOp alloc) {
     // Tensor maps are not a buffer of the plan: the runtime builds them
     // (a "tensor_maps" argument).
     if (alloc->hasAttr(kTensorMapsAttrName))
-      return;
-    addBuffer(alloc, "intermediate", std::nullopt,
-              alloc->getAttr(kDtypeAttrName));
+      return WalkResult::advance();
+    if (failed(addBuffer(alloc, "intermediate", std::nullopt,
+                         alloc->getAttr(kDtypeAttrName))))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
   });
+  if (allocs.wasInterrupted())
+    return failure();
 
   llvm::json::Array kernels;
   for (auto launch : host.getOps<gpu::LaunchFuncOp>()) {

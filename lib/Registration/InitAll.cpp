@@ -4,6 +4,7 @@
 
 #include "kgraph/Conversion/Passes.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.h"
+#include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
 
@@ -47,6 +48,8 @@ void kgraph::registerAllDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
                   tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
+  // What kgraph-tile and kgraph-lower-to-gpu ask of a kgraph.config.
+  registerKernelConfigModels(registry);
   // What the nvvm and binary stages need: conversion to LLVM of every dialect
   // a kernel holds, the NVVM target and translation to LLVM IR.
   arith::registerConvertArithToLLVMInterface(registry);

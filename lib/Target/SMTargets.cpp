@@ -45,34 +45,43 @@ constexpr unsigned KiB = 1024;
 // 2 x 1024) and at 512 on the others (T4, A10, L40S with f32 accumulation);
 // wgmma at twice mma.sync's rate. SIMT fp32: 64 lanes on sm_70/75/80, 128
 // from sm_86 on. L2: 32 bytes per clock per SM (A100/H100 class); shared
-// memory: 32 banks x 4 bytes.
+// memory: 32 banks x 4 bytes. Last, the part's boost clock (MHz) and memory
+// bandwidth (GB/s) from its datasheet: V100-SXM2 1530 / 900, T4 1590 / 320,
+// A100-SXM4 (80 GB) 1410 / 2039, A10 1695 / 600, L40S 2520 / 864, H200-SXM
+// 1980 / 4800.
 const SMTarget kTargets[] = {
     {"sm_70", 70, false, "Tesla V100-SXM2", 80, 96 * KiB, 96 * KiB, 65536,
      255, 1024, 2048, 32, 60, false, false, false, false, kVoltaMma,
-     64, 512, 0, 32, 128},
+     64, 512, 0, 32, 128, 1530, 900},
     {"sm_75", 75, false, "Tesla T4", 40, 64 * KiB, 64 * KiB, 65536, 255, 1024,
      1024, 16, 65, false, true, false, false, kTuringMma,
-     64, 512, 0, 32, 128},
+     64, 512, 0, 32, 128, 1590, 320},
     {"sm_80", 80, false, "A100-SXM4", 108, 163 * KiB, 164 * KiB, 65536, 255,
      1024, 2048, 32, 70, true, true, false, false, kAmpereMma,
-     64, 1024, 0, 32, 128},
+     64, 1024, 0, 32, 128, 1410, 2039},
     {"sm_86", 86, false, "A10", 72, 99 * KiB, 100 * KiB, 65536, 255, 1024,
      1536, 16, 71, true, true, false, false, kAmpereMma,
-     128, 512, 0, 32, 128},
+     128, 512, 0, 32, 128, 1695, 600},
     {"sm_89", 89, false, "L40S", 142, 99 * KiB, 100 * KiB, 65536, 255, 1024,
      1536, 24, 78, true, true, false, false, kAdaMma,
-     128, 512, 0, 32, 128},
+     128, 512, 0, 32, 128, 2520, 864},
     {"sm_90", 90, false, "H200-SXM", 132, 227 * KiB, 228 * KiB, 65536, 255,
      1024, 2048, 32, 78, true, true, true, false, kHopperMma,
-     128, 1024, 0, 32, 128},
+     128, 1024, 0, 32, 128, 1980, 4800},
     {"sm_90a", 90, true, "H200-SXM", 132, 227 * KiB, 228 * KiB, 65536, 255,
      1024, 2048, 32, 80, true, true, true, true, kHopperAMma,
-     128, 1024, 2048, 32, 128},
+     128, 1024, 2048, 32, 128, 1980, 4800},
 };
 } // namespace
 
 std::string SMTarget::ptxFeature() const {
   return "+ptx" + std::to_string(minPtxVersion);
+}
+
+bool SMTarget::hasMmaOperand(MmaOperandType type, bool warpgroup) const {
+  return llvm::any_of(mmaShapes, [&](const MmaShape &s) {
+    return s.operandType == type && s.warpgroup == warpgroup;
+  });
 }
 
 unsigned SMTarget::blocksPerSMByThreads(unsigned threadsPerBlock) const {

@@ -6,13 +6,19 @@
 //   --fuse-report     with --fuse: remarks on what was fused and why not
 //   --emit=<stage>    tiled | gpu | nvvm print the IR after that stage;
 //                     ptx (default) writes -o <file>.ptx and <file>.plan.json
+//   --list-configs=N  print the N best configuration candidates of every
+//                     kernel group as JSON instead of compiling
+//   --print-element-types  print the element-type table as JSON and exit
 // Without --tile it behaves exactly like mlir-opt.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Tools/KGraphOptMain.h"
 #include "kgraph/InitAll.h"
+#include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +31,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -51,11 +59,25 @@ static llvm::cl::opt<std::string> emitStage(
                    "beside it"),
     llvm::cl::init("ptx"), llvm::cl::cat(kgraphCategory));
 
+static llvm::cl::opt<unsigned> listConfigs(
+    "list-configs",
+    llvm::cl::desc("With --tile: print as JSON, for every kernel group (after "
+                   "fusion with --fuse), up to N legal configurations ranked "
+                   "by the model, the default first, instead of compiling"),
+    llvm::cl::value_desc("N"), llvm::cl::cat(kgraphCategory));
+
 static llvm::cl::opt<std::string> cudaPath(
     "cuda-path",
     llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "
                    "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
     llvm::cl::value_desc("dir"), llvm::cl::cat(kgraphCategory));
+
+static llvm::cl::opt<bool> printElementTypes(
+    "print-element-types",
+    llvm::cl::desc("Print the element-type table (plan dtype names, sizes, "
+                   "tensor-core operand kinds and their targets, tensor-map "
+                   "types, host types) as JSON and exit"),
+    llvm::cl::cat(kgraphCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
@@ -70,6 +92,57 @@ static std::string planPathFor(llvm::StringRef ptxPath) {
   return (stem + ".plan.json").str();
 }
 
+/// Parses `inputFilename` into `context`, diagnostics pointing at the source.
+static OwningOpRef<ModuleOp> parseInput(StringRef inputFilename,
+                                        llvm::SourceMgr &sourceMgr,
+                                        MLIRContext &context) {
+  std::string errorMessage;
+  auto input = openInputFile(inputFilename, &errorMessage);
+  if (!input) {
+    fail(errorMessage);
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+/// --list-configs: kernel formation (after fusion with --fuse), then the
+/// ranked candidates of every group as JSON.
+static int printConfigCandidates(StringRef inputFilename,
+                                StringRef outputFilename,
+                                DialectRegistry &registry) {
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseInput(inputFilename, sourceMgr, context);
+  if (!module)
+    return EXIT_FAILURE;
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return EXIT_FAILURE;
+  if (fuseOps) {
+    kgraph::KGraphFuseOptions fuse;
+    fuse.report = fuseReport;
+    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphFuse(fuse));
+  }
+  pm.addNestedPass<func::FuncOp>(kgraph::createKGraphFormKernels());
+  if (failed(pm.run(*module)))
+    return EXIT_FAILURE;
+  FailureOr<llvm::json::Array> groups = kgraph::listModuleConfigCandidates(
+      *module, *kgraph::lookupSMTarget(tileTarget), listConfigs);
+  if (failed(groups))
+    return EXIT_FAILURE;
+  std::string errorMessage;
+  auto output = openOutputFile(outputFilename, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(*groups)))
+               << "\n";
+  output->keep();
+  return EXIT_SUCCESS;
+}
+
 int kgraph::kgraphOptMain(int argc, char **argv) {
   mlir::registerAllPasses();
   kgraph::registerAllPasses();
@@ -81,11 +154,18 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "kgraph optimizer driver\n", registry);
 
+  if (printElementTypes) {
+    printElementTypesJSON(llvm::outs());
+    return EXIT_SUCCESS;
+  }
+
   if (tileTarget.empty()) {
     if (fuseOps)
       return fail("--fuse needs --tile=<target>");
     if (fuseReport)
       return fail("--fuse-report needs --fuse --tile=<target>");
+    if (listConfigs.getNumOccurrences())
+      return fail("--list-configs needs --tile=<target>");
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   }
@@ -94,6 +174,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
                 "'; known targets: " + getKnownSMTargetNames());
   if (fuseReport && !fuseOps)
     return fail("--fuse-report needs --fuse");
+  if (listConfigs.getNumOccurrences()) {
+    if (listConfigs == 0)
+      return fail("--list-configs needs a number of candidates of at least 1");
+    return printConfigCandidates(inputFilename, outputFilename, registry);
+  }
 
   CompileOptions options;
   options.target = tileTarget;

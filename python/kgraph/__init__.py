@@ -8,6 +8,7 @@
 See docs/runtime.md.
 """
 
+from .dtypes import DTYPES, DType
 from .errors import (ArgumentCountError, CudaError, DTypeError, KGraphError,
                      LayoutError, NoGPUError, PlanError, ShapeError)
 from .plan import (DTYPE_SIZES, PLAN_FORMAT, SUPPORTED_VERSIONS, ArgSpec,
@@ -16,9 +17,9 @@ from .runtime import (KernelParams, Program, load, numpy_dtype,
                       pack_kernel_params, torch_dtype)
 
 __all__ = [
-    "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "DTYPE_SIZES",
-    "DTypeError", "KGraphError", "KernelParams", "KernelSpec", "LayoutError",
-    "NoGPUError", "PLAN_FORMAT", "Plan", "PlanError", "Program",
+    "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "DTYPES",
+    "DTYPE_SIZES", "DType", "DTypeError", "KGraphError", "KernelParams",
+    "KernelSpec", "LayoutError", "NoGPUError", "PLAN_FORMAT", "Plan", "PlanError", "Program",
     "SUPPORTED_VERSIONS", "ShapeError", "load", "load_plan", "numpy_dtype",
     "pack_kernel_params", "parse_plan", "torch_dtype",
 ]

@@ -9,6 +9,7 @@ import ctypes
 import os
 import threading
 
+from .dtypes import DTYPES
 from .errors import CudaError, NoGPUError
 
 CUDA_SUCCESS = 0
@@ -22,7 +23,8 @@ DEFAULT_LIBCUDA = "libcuda.so.1"
 #: Bytes of a CUtensorMap (cuda.h: 64-byte aligned, 16 x u64).
 TENSOR_MAP_BYTES = 128
 #: cuda.h enums of cuTensorMapEncodeTiled, by the plan's names.
-TENSOR_MAP_DTYPE = {"f16": 6, "f32": 7, "bf16": 9}   # CU_TENSOR_MAP_DATA_TYPE_*
+TENSOR_MAP_DTYPE = {name: d.tensor_map for name, d in DTYPES.items()
+                    if d.tensor_map is not None}  # CU_TENSOR_MAP_DATA_TYPE_*
 TENSOR_MAP_INTERLEAVE = {"none": 0}                  # ..._INTERLEAVE_NONE
 TENSOR_MAP_SWIZZLE = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 TENSOR_MAP_L2_PROMOTION = {"none": 0, "64B": 1, "128B": 2, "256B": 3}

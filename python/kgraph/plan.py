@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+from .dtypes import DTYPES
 from .errors import PlanError
 
 PLAN_FORMAT = "kgraph-launch-plan"
@@ -18,7 +19,7 @@ PLAN_FORMAT = "kgraph-launch-plan"
 SUPPORTED_VERSIONS = (1,)
 
 #: Element size in bytes of every plan dtype (i1 is stored one byte per element).
-DTYPE_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4, "i1": 1}
+DTYPE_SIZES = {name: d.bytes for name, d in DTYPES.items()}
 BUFFER_KINDS = ("input", "output", "intermediate")
 SCALAR_TYPES = ("i32", "i64", "f32")
 
@@ -160,7 +161,8 @@ class _Checker:
 
 
 #: Values of the tensor-map enums the plan may name.
-TENSOR_MAP_DTYPES = ("f16", "bf16", "f32")
+TENSOR_MAP_DTYPES = tuple(name for name, d in DTYPES.items()
+                          if d.tensor_map is not None)
 TENSOR_MAP_SWIZZLES = ("none", "32B", "64B", "128B")
 TENSOR_MAP_INTERLEAVES = ("none",)
 TENSOR_MAP_L2_PROMOTIONS = ("none", "64B", "128B", "256B")

@@ -17,16 +17,15 @@ import threading
 from . import driver as _driver
 from .errors import (ArgumentCountError, DTypeError, KGraphError, LayoutError,
                      NoGPUError, PlanError, ShapeError)
+from .dtypes import DTYPES
 from .plan import KernelSpec, Plan, load_plan
 
 #: Buffers must be aligned to this many bytes (the kernels use 16-byte
 #: vector accesses; docs/launch-plan.md).
 BUFFER_ALIGNMENT = 16
 
-_NUMPY_DTYPES = {"f32": "float32", "f16": "float16", "i8": "int8",
-                 "i32": "int32", "i1": "bool"}
-_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16",
-                 "i8": "int8", "i32": "int32", "i1": "bool"}
+_NUMPY_DTYPES = {name: d.numpy for name, d in DTYPES.items() if d.numpy}
+_TORCH_DTYPES = {name: d.torch for name, d in DTYPES.items()}
 
 
 def _torch():

@@ -196,7 +196,7 @@ BAD_TMA = [
     (_M + ("buffer",), "4", f"{_MW}.buffer: expected an integer >= 0, got '4'"),
     (_M + ("buffer",), 9, f"{_MW}.buffer: no buffer with id 9"),
     (_M + ("dtype",), _DEL, f"{_MW}: missing field 'dtype'"),
-    (_M + ("dtype",), "i8", f"{_MW}.dtype: 'i8' is not one of ['f16', 'bf16', 'f32']"),
+    (_M + ("dtype",), "i8", f"{_MW}.dtype: 'i8' is not one of ['f32', 'f16', 'bf16']"),
     (_M + ("dtype",), "bf16", f"{_MW}.dtype: is bf16 but buffer 4 holds f16"),
     (_M + ("dims",), _DEL, f"{_MW}: missing field 'dims'"),
     (_M + ("dims",), 8, f"{_MW}.dims: expected a list, got int"),

@@ -113,7 +113,7 @@ static void testParseAndRunPass(void) {
 // CHECK-NEXT:    return %[[SUM]]
 // CHECK-LABEL: after kgraph-form-kernels:
 // CHECK:       func.func @add(%[[A:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
-// CHECK-NEXT:    %[[G:.*]] = kgraph.fused{{ ?}}(%[[A]], %[[B]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT:    %[[G:.*]] = kgraph.fused elementwise (%[[A]], %[[B]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:    ^bb0(%[[X:.*]]: tensor<8xf32>, %[[Y:.*]]: tensor<8xf32>):
 // CHECK-NEXT:      %[[S:.*]] = kgraph.add %[[X]], %[[Y]]
 // CHECK-NEXT:      kgraph.yield %[[S]] : tensor<8xf32>

@@ -76,10 +76,12 @@ def pytest_generate_tests(metafunc):
     """``case``: the elementwise cases (manifest section "cases");
     ``matmul_case``: the kgraph.matmul cases (section "matmul");
     ``conv_case``: the kgraph.conv2d cases (section "conv");
-    ``graph_case``: the whole-graph (fusion) cases (section "graphs")."""
+    ``graph_case``: the whole-graph (fusion) cases (section "graphs");
+    ``fuzz_case``: the random graphs (section "fuzz", test/fuzz/gpu_cases.py)."""
     for fixture, section in (("case", "cases"), ("matmul_case", "matmul"),
                              ("conv_case", "conv"),
-                             ("graph_case", "graphs")):
+                             ("graph_case", "graphs"),
+                             ("fuzz_case", "fuzz")):
         if fixture in metafunc.fixturenames:
             _parametrize_cases(metafunc, fixture, section)
 

@@ -9,9 +9,10 @@ import zlib
 
 import torch
 
-TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16,
-                "bf16": torch.bfloat16, "i8": torch.int8, "i32": torch.int32,
-                "i1": torch.bool}
+from kgraph.dtypes import DTYPES
+
+#: The torch dtype of every plan dtype (kgraph's table).
+TORCH_DTYPES = {name: getattr(torch, d.torch) for name, d in DTYPES.items()}
 INT_RANGE = {"i8": (-128, 127), "i32": (-(2 ** 31), 2 ** 31 - 1)}
 
 #: Per output dtype: (relative norm ||out-ref||/||ref||, elementwise rtol,

@@ -12,6 +12,9 @@ import importlib.util
 import os
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+#: The case generators (graph_case.py, matmul_cases.py, conv_cases.py,
+#: graphs/*.py); scripts/build-gpu-cases.py builds the cases from them.
+CASES = os.path.join(REPO, "test", "GPU", "cases")
 
 #: The message of an output element left unwritten (two poisons disagree).
 UNWRITTEN = ("results differ between runs with different poison values: "

@@ -8,7 +8,7 @@ without a GPU.
 The reference is the float64 product of the inputs as the kernel sees them
 (each already rounded to its dtype, then upcast), so the only errors allowed
 are those of the computation itself. Per type combination ("combo", see
-scripts/matmul_cases.py) the error model is:
+test/GPU/cases/matmul_cases.py) the error model is:
 
 - ``u_prod``: relative error of one product: 0 for f16/bf16 (the product of
   two f16 or bf16 values is exact in f32) and i8; 2^-24 for f32 (one

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 import conv_ref as CR  # noqa: E402
 import gpu_harness as H  # noqa: E402
 from gpu_harness import REPO  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, H.CASES)
 import conv_cases as CC  # noqa: E402
 
 

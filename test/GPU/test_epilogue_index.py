@@ -1,11 +1,11 @@
 """CPU self-check of the GEMM epilogue's input addressing
-(scripts/check_epilogue_index.py): runs without a GPU."""
+(test/Tools/check_epilogue_index.py): runs without a GPU."""
 
 import importlib.util
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "scripts", "check_epilogue_index.py")
+SCRIPT = os.path.join(HERE, "..", "Tools", "check_epilogue_index.py")
 
 
 def _load():

@@ -1,4 +1,4 @@
-"""CPU self-tests of the graph-case harness (scripts/graph_case.py): the
+"""CPU self-tests of the graph-case harness (test/GPU/cases/graph_case.py): the
 comparison catches what it must, inputs respect their ranges, the kernel
 count reads PTX right, and every case module loads with a reference that
 runs in float64 on the CPU (bench cases excluded: they are large)."""
@@ -10,7 +10,7 @@ import pytest
 
 import gpu_harness as H
 
-sys.path.insert(0, os.path.join(H.REPO, "scripts"))
+sys.path.insert(0, H.CASES)
 import graph_case as G  # noqa: E402
 
 torch = pytest.importorskip("torch")

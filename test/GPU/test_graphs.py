@@ -1,7 +1,7 @@
 """GPU correctness of the whole-graph (fusion) cases of the manifest.
 
-For each case of section "graphs" (scripts/graph_case.py,
-scripts/graph_cases/*.py; compiled with kgraph-opt --fuse): fresh random
+For each case of section "graphs" (test/GPU/cases/graph_case.py,
+test/GPU/cases/graphs/*.py; compiled with kgraph-opt --fuse): fresh random
 inputs (seeded per run and case), every output poisoned first (NaN, then a
 finite sentinel; 0x55/0xAA bytes for integers) and followed by guard
 elements, the program run, each output compared with the case's torch
@@ -17,7 +17,7 @@ import sys
 import elementwise_ref as ER
 import gpu_harness as H
 
-sys.path.insert(0, os.path.join(H.REPO, "scripts"))
+sys.path.insert(0, H.CASES)
 import graph_case as G  # noqa: E402
 
 GUARD = 256

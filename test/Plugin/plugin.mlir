@@ -21,7 +21,7 @@
 
 // FORM-LABEL: func.func @add
 // FORM-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
-// FORM-NEXT:    %[[G:.*]] = kgraph.fused{{ ?}}(%[[A]], %[[B]]) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// FORM-NEXT:    %[[G:.*]] = kgraph.fused elementwise (%[[A]], %[[B]]) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
 // FORM-NEXT:    ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[Y:.*]]: tensor<8xf32>):
 // FORM-NEXT:      %[[S:.*]] = kgraph.add %[[X]], %[[Y]] : tensor<4x8xf32>, tensor<8xf32>
 // FORM-NEXT:      kgraph.yield %[[S]] : tensor<4x8xf32>

@@ -55,9 +55,25 @@ struct SMTarget {
   unsigned wgmmaF16MacsPerClock; ///< the same for wgmma; 0 without wgmma
   unsigned l2BytesPerClock;      ///< L2 bandwidth available to one SM
   unsigned sharedBytesPerClock;  ///< shared-memory bandwidth of one SM
+  // The reference part's clock and memory, which turn the models' cycles
+  // and bytes into the microseconds of --list-configs.
+  unsigned clockMHz;             ///< boost SM clock
+  unsigned dramGBps;             ///< device-memory bandwidth, GB/s
 
   /// `+ptxNN` for NVVM/LLVM target features.
   std::string ptxFeature() const;
+  /// Microseconds `cycles` SM clock cycles take.
+  double cyclesToMicroseconds(double cycles) const {
+    return cycles / double(clockMHz);
+  }
+  /// Microseconds moving `bytes` through device memory takes at the
+  /// part's bandwidth.
+  double dramMicroseconds(double bytes) const {
+    return bytes / (double(dramGBps) * 1e3);
+  }
+  /// Whether the target has a tensor-core instruction on `type` operands:
+  /// a warpgroup (wgmma) shape when `warpgroup`, else a warp (mma.sync) one.
+  bool hasMmaOperand(MmaOperandType type, bool warpgroup) const;
   /// Blocks of `threadsPerBlock` threads that fit on one SM by thread and
   /// block limits alone (registers and shared memory not counted).
   unsigned blocksPerSMByThreads(unsigned threadsPerBlock) const;

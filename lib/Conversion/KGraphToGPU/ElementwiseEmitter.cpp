@@ -13,6 +13,7 @@
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -23,9 +24,19 @@ using namespace kgraph;
 using namespace kgraph::detail;
 
 Type kgraph::getStorageElementType(Type elementType) {
-  if (elementType.isInteger(1))
-    return IntegerType::get(elementType.getContext(), 8);
+  // A type narrower than its storage (i1) is stored as an integer of the
+  // element-type table's storage bytes.
+  const ElementTypeInfo *info = lookupElementType(elementType);
+  if (info && info->bitWidth != 8 * info->storageBytes)
+    return IntegerType::get(elementType.getContext(), 8 * info->storageBytes);
   return elementType;
+}
+
+StringAttr kgraph::getLogicalDtypeAttr(Type elementType) {
+  if (getStorageElementType(elementType) == elementType)
+    return {};
+  return StringAttr::get(elementType.getContext(),
+                         lookupElementType(elementType)->planName);
 }
 
 MemRefType kgraph::getStorageMemRefType(RankedTensorType type) {

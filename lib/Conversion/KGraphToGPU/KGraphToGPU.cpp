@@ -3,6 +3,7 @@
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Conversion/Passes.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Target/SMTargets.h"
@@ -37,6 +38,99 @@ static bool isGraphFunction(func::FuncOp func) {
   return found;
 }
 
+namespace {
+/// What the lowering does per kernel family: the checks of a group and its
+/// configuration (also for configurations written after kgraph-tile), and
+/// the kernel body. The launch comes from KernelConfigAttrInterface.
+struct FamilyEmitter {
+  LogicalResult (*check)(FusedOp, KernelConfigAttrInterface, const SMTarget &);
+  LogicalResult (*emit)(FusedOp, KernelConfigAttrInterface, gpu::GPUFuncOp,
+                        const SMTarget &);
+};
+} // namespace
+
+/// The GEMM emitter's launch must be the one the model counted (grid and
+/// shared memory), or occupancy and fit decisions were made on wrong
+/// numbers.
+static LogicalResult checkGemmLaunch(FusedOp group, MatmulConfigAttr config,
+                                     const SMTarget &target) {
+  FailureOr<GemmLaunchShape> emitted = getGemmLaunchShape(group, config);
+  if (failed(emitted))
+    return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d group");
+  KernelLaunch model =
+      llvm::cast<KernelConfigAttrInterface>(config).getLaunch(group, target);
+  if (model.sharedMemoryBytes != emitted->sharedMemoryBytes ||
+      model.grid != std::array<int64_t, 3>{emitted->gridX, emitted->gridY,
+                                           emitted->gridZ})
+    return group.emitOpError("GEMM kernel launches ")
+           << emitted->gridX << "x" << emitted->gridY << "x" << emitted->gridZ
+           << " blocks with " << emitted->sharedMemoryBytes
+           << " bytes of shared memory but the model of " << config
+           << " counted " << model.grid[0] << "x" << model.grid[1] << "x"
+           << model.grid[2] << " with " << model.sharedMemoryBytes;
+  return success();
+}
+
+static const FamilyEmitter *getFamilyEmitter(GroupKind kind) {
+  static const FamilyEmitter elementwise = {
+      [](FusedOp group, KernelConfigAttrInterface, const SMTarget &) {
+        return checkElementwiseGroup(group);
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &) {
+        return emitElementwiseKernel(
+            group, llvm::cast<ElementwiseConfigAttr>(config), kernel);
+      }};
+  static const FamilyEmitter gemm = {
+      [](FusedOp group, KernelConfigAttrInterface config,
+         const SMTarget &target) {
+        auto mm = llvm::cast<MatmulConfigAttr>(config);
+        if (failed(checkMatmulGroup(group, mm, &target)))
+          return failure();
+        return checkGemmLaunch(group, mm, target);
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &target) {
+        return emitMatmulKernel(group, llvm::cast<MatmulConfigAttr>(config),
+                                kernel, target);
+      }};
+  static const FamilyEmitter reduce = {
+      [](FusedOp group, KernelConfigAttrInterface config, const SMTarget &) {
+        return checkReduceGroup(group, llvm::cast<ReduceConfigAttr>(config));
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &) {
+        return emitReduceKernel(group, llvm::cast<ReduceConfigAttr>(config),
+                                kernel);
+      }};
+  static const FamilyEmitter stencil = {
+      [](FusedOp group, KernelConfigAttrInterface config,
+         const SMTarget &target) {
+        if (failed(checkStencilGroup(group)))
+          return failure();
+        return config.verifyForGroup(group, target,
+                                     [&] { return group.emitOpError(); });
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &) {
+        return emitStencilKernel(group, llvm::cast<StencilConfigAttr>(config),
+                                 kernel);
+      }};
+  switch (kind) {
+  case GroupKind::elementwise:
+    return &elementwise;
+  case GroupKind::gemm:
+    return &gemm;
+  case GroupKind::reduce:
+    return &reduce;
+  case GroupKind::stencil:
+    return &stencil;
+  case GroupKind::copy:
+    return nullptr;
+  }
+  llvm_unreachable("unknown group kind");
+}
+
 /// Checks the graph function is in the form the lowering expects.
 static LogicalResult checkGraphFunction(func::FuncOp func,
                                         const SMTarget &target) {
@@ -61,25 +155,22 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
     return op.emitOpError("is not supported in a kgraph graph function");
   }
   for (FusedOp group : func.getBody().getOps<FusedOp>()) {
-    Attribute config = group->getAttr(kConfigAttrName);
-    if (auto elementwise = llvm::dyn_cast_if_present<ElementwiseConfigAttr>(config)) {
-      if (failed(checkElementwiseGroup(group)))
-        return failure();
-    } else if (auto matmul = llvm::dyn_cast_if_present<MatmulConfigAttr>(config)) {
-      if (failed(checkMatmulGroup(group, matmul, &target)))
-        return failure();
-    } else if (auto reduce = llvm::dyn_cast_if_present<ReduceConfigAttr>(config)) {
-      if (failed(checkReduceGroup(group, reduce)))
-        return failure();
-    } else if (auto st = llvm::dyn_cast_if_present<StencilConfigAttr>(config)) {
-      if (failed(checkStencilGroup(group)) ||
-          failed(verifyStencilConfig(group, st, target,
-                                     [&] { return group.emitOpError(); })))
-        return failure();
-    } else {
-      return group.emitOpError("has no '")
-             << kConfigAttrName << "' configuration (run kgraph-tile first)";
-    }
+    KernelConfigAttrInterface config = getKernelConfig(group);
+    if (!config)
+      return failure();
+    if (std::optional<GroupKind> kind = group.getKind();
+        kind && *kind != config.getGroupKind())
+      return group.emitOpError("is of kind '")
+             << stringifyGroupKind(*kind) << "' but its '"
+             << kConfigAttrName << "' is for "
+             << stringifyGroupKind(config.getGroupKind())
+             << " kernels: " << config;
+    const FamilyEmitter *emitter = getFamilyEmitter(config.getGroupKind());
+    if (!emitter)
+      return group.emitOpError("has no kernel emitter for ")
+             << stringifyGroupKind(config.getGroupKind()) << " groups yet";
+    if (failed(emitter->check(group, config, target)))
+      return failure();
   }
   return success();
 }
@@ -155,7 +246,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   SmallVector<Value> allocations;
   unsigned kernelIndex = 0;
   for (FusedOp group : llvm::make_early_inc_range(oldBody.getOps<FusedOp>())) {
-    Attribute config = group->getAttr(kConfigAttrName);
+    auto config =
+        llvm::cast<KernelConfigAttrInterface>(group->getAttr(kConfigAttrName));
     SmallVector<Value> operands;
     for (Value input : group.getInputs()) {
       Value buffer = buffers.lookupOrNull(input);
@@ -170,9 +262,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
             b, group.getLoc(),
             getStorageMemRefType(
                 llvm::cast<RankedTensorType>(result.getType())));
-        if (getElementTypeOrSelf(result.getType()).isInteger(1))
-          buffer.getDefiningOp()->setAttr(kDtypeAttrName,
-                                          StringAttr::get(ctx, "i1"));
+        if (StringAttr dtype =
+                getLogicalDtypeAttr(getElementTypeOrSelf(result.getType())))
+          buffer.getDefiningOp()->setAttr(kDtypeAttrName, dtype);
         allocations.push_back(buffer);
       }
       buffers.map(result, buffer);
@@ -218,36 +310,15 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
       sharedBytes = arith::ConstantIntOp::create(b, group.getLoc(),
                                                  b.getI32Type(), bytes);
     };
-    if (auto ew = llvm::dyn_cast<ElementwiseConfigAttr>(config)) {
-      setBlock(ew.getBlockSize(), 1);
-      if (failed(emitElementwiseKernel(group, ew, kernel)))
-        return failure();
-      grid = {c(ew.getGridSize()), c(1), c(1)};
-    } else if (auto rc = llvm::dyn_cast<ReduceConfigAttr>(config)) {
-      setBlock(rc.getBlockSize(), 1);
-      if (failed(emitReduceKernel(group, rc, kernel)))
-        return failure();
-      grid = {c(rc.getGridSize()), c(1), c(1)};
-    } else if (auto st = llvm::dyn_cast<StencilConfigAttr>(config)) {
-      StencilPlan plan = planStencilGroup(group, st);
-      setBlock(st.getBlockX(), st.getBlockY());
-      if (failed(emitStencilKernel(group, st, kernel)))
-        return failure();
-      grid = {c(plan.gridX), c(plan.gridY), c(plan.gridZ)};
-      if (plan.sharedMemoryBytes > 0)
-        setSharedBytes(plan.sharedMemoryBytes);
-    } else {
-      auto mm = llvm::cast<MatmulConfigAttr>(config);
-      FailureOr<GemmLaunchShape> launch = getGemmLaunchShape(group, mm);
-      if (failed(launch))
-        return group.emitOpError("is not a kgraph.matmul or kgraph.conv2d "
-                                 "group");
-      setBlock(mm.getBlockThreads(), 1);
-      if (failed(emitMatmulKernel(group, mm, kernel, target)))
-        return failure();
-      grid = {c(launch->gridX), c(launch->gridY), c(launch->gridZ)};
-      setSharedBytes(launch->sharedMemoryBytes);
-    }
+    // The launch the configuration describes.
+    KernelLaunch launch = config.getLaunch(group, target);
+    setBlock(launch.block[0], launch.block[1]);
+    if (failed(getFamilyEmitter(config.getGroupKind())
+                   ->emit(group, config, kernel, target)))
+      return failure();
+    grid = {c(launch.grid[0]), c(launch.grid[1]), c(launch.grid[2])};
+    if (launch.sharedMemoryBytes > 0)
+      setSharedBytes(launch.sharedMemoryBytes);
     gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid, block,
                               sharedBytes, operands);
   }
@@ -275,8 +346,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   SmallVector<Type> logicalTypes(oldArgTypes);
   llvm::append_range(logicalTypes, oldResultTypes);
   for (auto [i, t] : llvm::enumerate(logicalTypes))
-    if (getElementTypeOrSelf(t).isInteger(1))
-      func.setArgAttr(i, kDtypeAttrName, StringAttr::get(ctx, "i1"));
+    if (StringAttr dtype = getLogicalDtypeAttr(getElementTypeOrSelf(t)))
+      func.setArgAttr(i, kDtypeAttrName, dtype);
   return success();
 }
 

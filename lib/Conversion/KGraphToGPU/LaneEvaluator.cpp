@@ -4,6 +4,7 @@
 #include "ScalarOps.h"
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -21,13 +22,6 @@ static ArrayRef<int64_t> getShape(Value v) {
   return llvm::cast<ShapedType>(v.getType()).getShape();
 }
 
-/// numpy broadcasting: right-align `to` against `from` with leading ones.
-static SmallVector<int64_t> alignShape(ArrayRef<int64_t> to, size_t rank) {
-  SmallVector<int64_t> aligned(rank - to.size(), 1);
-  aligned.append(to.begin(), to.end());
-  return aligned;
-}
-
 Value kgraph::detail::flattenMemRef(OpBuilder &b, Location loc, Value memref) {
   auto type = llvm::cast<MemRefType>(memref.getType());
   int64_t n = type.getNumElements();
@@ -41,70 +35,43 @@ Value LaneEvaluator::indexConst(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-Value LaneEvaluator::mapIndex(Value flat, ArrayRef<int64_t> from,
-                              ArrayRef<int64_t> to) {
-  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
-  int64_t rank = from.size();
-  SmallVector<int64_t> strideFrom(rank, 1), strideTo(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) {
-    strideFrom[d] = strideFrom[d + 1] * from[d + 1];
-    strideTo[d] = strideTo[d + 1] * alignedTo[d + 1];
-  }
-  Value result;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (alignedTo[d] == 1)
-      continue;
-    // coord_d = (flat / strideFrom[d]) % from[d]; the modulo is not needed
-    // for the outermost dimension.
-    Value coord = flat;
-    if (strideFrom[d] != 1)
-      coord = arith::DivUIOp::create(b, loc, coord, indexConst(strideFrom[d]));
-    if (d != 0)
-      coord = arith::RemUIOp::create(b, loc, coord, indexConst(from[d]));
-    if (strideTo[d] != 1)
-      coord = arith::MulIOp::create(b, loc, coord, indexConst(strideTo[d]));
-    result = result ? arith::AddIOp::create(b, loc, result, coord) : coord;
-  }
-  return result ? result : indexConst(0);
+Value LaneEvaluator::mapIndex(Value flat, const AccessMap &map) {
+  // The flat result index is the one coordinate group over all dims; the
+  // terms are summed from the outermost dim.
+  Value index = map.emitLinearIndex(b, loc, {{0, map.getOutRank(), flat}},
+                                    Value(), TermOrder::OuterFirst);
+  return index ? index : indexConst(0);
 }
 
 Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
                                 ArrayRef<int64_t> to) {
-  int64_t numFrom = ShapedType::getNumElements(from);
-  int64_t numTo = ShapedType::getNumElements(to);
-  // Same number of elements under broadcasting means the same flat order.
-  if (numFrom == numTo)
+  AccessMap map = AccessMap::broadcast(to, from);
+  // Broadcasting that keeps the number of elements keeps the flat order.
+  if (map.preservesFlatIndex())
     return access;
-  if (numTo == 1)
+  if (map.isUniform())
     return {AccessKind::Uniform, {indexConst(0)}};
   if (access.kind == AccessKind::Uniform)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
   if (access.kind == AccessKind::Gather) {
     Access gathered{AccessKind::Gather, {}};
     for (Value idx : access.indices)
-      gathered.indices.push_back(mapIndex(idx, from, to));
+      gathered.indices.push_back(mapIndex(idx, map));
     return gathered;
   }
   // Contiguous W lanes from a multiple of W: still contiguous if the operand
-  // matches along a trailing extent divisible by W, uniform if it is
-  // broadcast along one, gathered otherwise.
-  SmallVector<int64_t> alignedTo = alignShape(to, from.size());
-  int64_t matching = 1; // trailing extent where `to` is not broadcast
-  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == from[d]; --d)
-    matching *= from[d];
-  if (matching % width == 0)
-    return {AccessKind::Contiguous, {mapIndex(access.indices[0], from, to)}};
-  int64_t broadcast = 1; // trailing extent along which `to` is broadcast
-  for (int64_t d = from.size() - 1; d >= 0 && alignedTo[d] == 1; --d)
-    broadcast *= from[d];
-  if (broadcast % width == 0)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], from, to)}};
+  // runs along a trailing extent divisible by W, uniform if it is constant
+  // along one, gathered otherwise.
+  if (map.getContiguousExtent() % width == 0)
+    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
+  if (map.getUniformExtent() % width == 0)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
   Access gathered{AccessKind::Gather, {}};
   for (int64_t l = 0; l < width; ++l) {
     Value idx = l == 0 ? access.indices[0]
                        : arith::AddIOp::create(b, loc, access.indices[0],
                                                indexConst(l));
-    gathered.indices.push_back(mapIndex(idx, from, to));
+    gathered.indices.push_back(mapIndex(idx, map));
   }
   return gathered;
 }

@@ -3,8 +3,8 @@
 // Private to lib/Conversion/KGraphToGPU: evaluates the elementwise values of
 // a kernel group on W lanes, shared by the elementwise and the reduction
 // emitters. Each value is evaluated under an *access*: which flat elements
-// of that value the W lanes need. Broadcasting maps the access of a result
-// to the access of each operand:
+// of that value the W lanes need. Broadcasting (an AccessMap from the result
+// to the operand) maps the access of a result to the access of each operand:
 //   - contiguous: lanes are value[i .. i+W), one aligned vector load;
 //   - uniform:    every lane reads value[i], one scalar load;
 //   - gather:     lane l reads value[i_l], W scalar loads.
@@ -14,6 +14,8 @@
 
 #ifndef KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
 #define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
+
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -64,8 +66,8 @@ private:
   mlir::Value indexConst(int64_t v);
   Access mapAccess(const Access &access, llvm::ArrayRef<int64_t> from,
                    llvm::ArrayRef<int64_t> to);
-  mlir::Value mapIndex(mlir::Value flat, llvm::ArrayRef<int64_t> from,
-                       llvm::ArrayRef<int64_t> to);
+  /// The operand index `map` gives the result element at flat index `flat`.
+  mlir::Value mapIndex(mlir::Value flat, const AccessMap &map);
   llvm::SmallVector<mlir::Value> load(mlir::Value flat, mlir::Type elementType,
                                       const Access &access);
 

@@ -10,6 +10,8 @@
 #define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNEL_H
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -21,42 +23,16 @@
 namespace kgraph::detail {
 using namespace mlir;
 
+// The problem (MatmulProblem), its shared-memory layout, the load-width
+// rule and kWgmmaTileAlignment are the selection model's (GemmModel.h).
 
-/// The problem a matmul group computes, read off its kgraph.matmul.
-struct GemmProblem {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool transA = false, transB = false;
-  Type aType, bType, cType, accType;
-
-  /// Rows and contiguous columns of A and B as stored in global memory.
-  int64_t aRows() const { return transA ? k : m; }
-  int64_t aCols() const { return transA ? m : k; }
-  int64_t bRows() const { return transB ? n : k; }
-  int64_t bCols() const { return transB ? k : n; }
-};
-
-inline FailureOr<GemmProblem> getProblem(MatmulOp op) {
-  auto a = llvm::cast<RankedTensorType>(op.getLhs().getType());
-  auto b = llvm::cast<RankedTensorType>(op.getRhs().getType());
-  auto c = llvm::cast<RankedTensorType>(op.getResult().getType());
-  GemmProblem p;
-  p.transA = op.getTransposeA();
-  p.transB = op.getTransposeB();
-  int64_t rank = a.getRank();
-  if (rank == 3)
-    p.batch = a.getDimSize(0);
-  p.m = c.getDimSize(rank - 2);
-  p.n = c.getDimSize(rank - 1);
-  p.k = p.transA ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-  p.aType = a.getElementType();
-  p.bType = b.getElementType();
-  p.cType = c.getElementType();
-  p.accType = llvm::isa<FloatType>(p.cType) ? Type(Float32Type::get(op.getContext()))
-                                            : Type(IntegerType::get(op.getContext(), 32));
-  return p;
+/// Bytes of one element of `t` in memory (the element-type table's; GEMM
+/// problems only hold types it has).
+inline int64_t byteWidth(Type t) {
+  const ElementTypeInfo *info = lookupElementType(t);
+  assert(info && "GEMM operand of an element type kgraph does not have");
+  return info->storageBytes;
 }
-
-inline int64_t byteWidth(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
 
 /// Index arithmetic helpers on one builder.
 struct IndexMath {
@@ -79,11 +55,6 @@ struct IndexMath {
   Value minu(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
   Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
 };
-
-/// wgmma's swizzled operand tiles start on this boundary (the 128-byte
-/// swizzle repeats every 8 rows of 128 bytes); the kernel allocates this much
-/// extra dynamic shared memory to align them.
-inline constexpr int64_t kWgmmaTileAlignment = 1024;
 
 /// The 128-byte swizzled shared-memory layout of wgmma operand tiles
 /// (Wgmma.cpp), which TMA boxes (TmaPipeline.cpp) fill: blocks of 64
@@ -154,13 +125,13 @@ public:
 
 /// The wgmma instruction of `config` (Wgmma.cpp); nullptr with the reason in
 /// `whyNot` when `p` or `config` does not suit it.
-std::unique_ptr<WarpMma> createWgmma(const GemmProblem &p,
+std::unique_ptr<WarpMma> createWgmma(const MatmulProblem &p,
                                      MatmulConfigAttr config,
                                      std::string *whyNot = nullptr);
 
 /// The instruction `config` asks for, for problem `p`; nullptr with the
 /// reason in `whyNot` when kgraph has no implementation of it.
-std::unique_ptr<WarpMma> createWarpMma(const GemmProblem &p,
+std::unique_ptr<WarpMma> createWarpMma(const MatmulProblem &p,
                                        MatmulConfigAttr config,
                                        std::string *whyNot = nullptr);
 
@@ -170,19 +141,16 @@ std::unique_ptr<WarpMma> createWarpMma(const GemmProblem &p,
 struct TmaOperandBoxes {
   int64_t rows = 0, cols = 0, boxRows = 0, boxCols = 0;
 };
-TmaOperandBoxes getTmaBoxes(const GemmProblem &p, MatmulConfigAttr config,
+TmaOperandBoxes getTmaBoxes(const MatmulProblem &p, MatmulConfigAttr config,
                             bool isA);
 
 /// The host-side description of the kernel's tensor maps (A's, then B's)
 /// for the launch plan: dictionaries {arg, dtype, dims, strides, box,
 /// swizzle, interleave, l2_promotion, oob_fill}, `arg` being the kernel
 /// argument of the operand (lhsArg / rhsArg).
-ArrayAttr getTmaMapsAttr(MLIRContext *ctx, const GemmProblem &p,
+ArrayAttr getTmaMapsAttr(MLIRContext *ctx, const MatmulProblem &p,
                          MatmulConfigAttr config, int64_t lhsArg,
                          int64_t rhsArg);
-
-/// Dynamic shared memory for the mbarriers of copy = tma (0 otherwise).
-int64_t getTmaBarrierBytes(MatmulConfigAttr config);
 
 /// setmaxnreg counts of the warp-specialized kernel: 128 producer threads at
 /// 40 and up to 256 consumer threads at 232 fit the 64K registers of an SM.
@@ -191,9 +159,9 @@ inline constexpr int32_t kTmaConsumerRegisters = 232;
 
 /// What the TMA main loop needs from the skeleton.
 struct TmaLoopInputs {
-  TmaLoopInputs(const GemmProblem &p, MatmulConfigAttr config, WarpMma &mma)
+  TmaLoopInputs(const MatmulProblem &p, MatmulConfigAttr config, WarpMma &mma)
       : p(p), config(config), mma(mma) {}
-  const GemmProblem &p;
+  const MatmulProblem &p;
   MatmulConfigAttr config;
   WarpMma &mma;
   /// The global buffer of 128-byte tensor maps (the last kernel argument).

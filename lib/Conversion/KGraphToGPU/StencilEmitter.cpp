@@ -5,9 +5,10 @@
 // layout come from planStencilGroup (StencilTiling.h). The kernel:
 //
 //   1. stages every group input a conv2d/pool2d reads: its region (tile plus
-//      halo) from global memory into shared memory as f32, consecutive
-//      threads on consecutive x; positions outside the image get the
-//      reader's padding value (0, or -inf for max pool);
+//      halo) from global memory into shared memory as f32 (i32 for the
+//      integers a max pool reads), consecutive threads on consecutive x;
+//      positions outside the image get the reader's padding value (0, or
+//      -inf, the i32 minimum for integers, for max pool);
 //   2. for each other materialized value, in topological order: computes it
 //      over its region in strips of rows_per_thread rows per thread and
 //      stores it (padding value outside the image); barrier;
@@ -16,13 +17,14 @@
 // Values that no conv2d/pool2d reads are computed where they are used.
 // Filter taps are fully unrolled; a strip's shared-memory loads are reused
 // by its rows and by every op of the strip. Arithmetic is f32 (elementwise
-// ops through ScalarOps.h), each op's result rounded to its
-// element type.
+// ops through ScalarOps.h; integers in i32), each op's result rounded to
+// its element type.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ScalarOps.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 
@@ -37,14 +39,6 @@ using namespace kgraph;
 
 namespace {
 
-/// Dims {N, C, H, W} of a 4-D shape in `layout`, as indices of the shape.
-struct AxisOrder {
-  unsigned n, c, h, w;
-};
-AxisOrder getAxes(Layout layout) {
-  return layout == Layout::nhwc ? AxisOrder{0, 3, 1, 2} : AxisOrder{0, 1, 2, 3};
-}
-
 class StencilEmitter {
 public:
   StencilEmitter(OpBuilder &b, Location loc, FusedOp group,
@@ -52,7 +46,7 @@ public:
                  gpu::GPUFuncOp kernel)
       : b(b), loc(loc), group(group), config(config), plan(plan),
         body(group.getBody().front()), entry(kernel.getBody().front()),
-        axes(getAxes(plan.layout)) {}
+        axes(getActivationAxes(plan.layout)) {}
 
   LogicalResult emit();
 
@@ -79,10 +73,22 @@ private:
     Value ix = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(w));
     return arith::AndIOp::create(b, loc, iy, ix);
   }
-  Value fillValue(StencilFill fill) {
-    return f32(fill == StencilFill::NegInf
-                   ? -std::numeric_limits<double>::infinity()
-                   : 0.0);
+  /// The padding value in `type`, the compute type of a materialized value
+  /// (f32, or i32 for integers, whose "-inf" is the i32 minimum: a max pool
+  /// window always holds an in-image element, which wins).
+  Value fillValue(StencilFill fill, Type type) {
+    if (llvm::isa<FloatType>(type))
+      return f32(fill == StencilFill::NegInf
+                     ? -std::numeric_limits<double>::infinity()
+                     : 0.0);
+    int64_t value = fill == StencilFill::NegInf
+                        ? std::numeric_limits<int32_t>::min()
+                        : 0;
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  }
+  /// The type a materialized value is computed and kept in shared memory in.
+  Type computeType(Value v) const {
+    return kgraph::detail::getComputeType(elementType(v));
   }
 
   int64_t rowsPerThread() const { return config.getRowsPerThread(); }
@@ -102,21 +108,17 @@ private:
     return axis >= 0 ? type.getShape()[axis] : 1;
   }
   /// Indices of the kernel buffer of 4-D (or broadcast, lower-rank) value
-  /// `memrefType` at image position (n, c, y, x); size-1 dims read index 0.
+  /// `memrefType` at image position (n, c, y, x): the buffer broadcast to a
+  /// 4-D activation in the group's layout (size-1 dims read index 0), read
+  /// at logical coordinates.
   SmallVector<Value> bufferIndices(MemRefType memrefType, Value n, Value ch,
                                    Value y, Value x) {
-    int64_t rank = memrefType.getRank();
-    std::array<Value, 4> coord;
-    coord[axes.n] = n;
-    coord[axes.c] = ch;
-    coord[axes.h] = y;
-    coord[axes.w] = x;
-    SmallVector<Value> idx;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t d4 = d + 4 - rank;
-      idx.push_back(memrefType.getShape()[d] == 1 ? c(0) : coord[d4]);
-    }
-    return idx;
+    ArrayRef<int64_t> shape = memrefType.getShape();
+    SmallVector<int64_t> stored(4 - shape.size(), 1);
+    llvm::append_range(stored, shape);
+    AccessMap map = AccessMap::activation(stored, plan.layout)
+                        .compose(AccessMap::broadcast(shape, stored));
+    return map.emitIndices(b, loc, {n, ch, y, x});
   }
   Value kernelArg(Value blockArg) {
     return entry.getArgument(llvm::cast<BlockArgument>(blockArg).getArgNumber());
@@ -158,7 +160,7 @@ private:
   const StencilPlan &plan;
   Block &body;
   Block &entry;
-  AxisOrder axes;
+  ActivationAxes axes;
 
   Value tid, image, channelBase, tileY, tileX;
   DenseMap<Value, Value> shared; ///< materialized value -> f32 [C][rows][cols]
@@ -199,7 +201,7 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   auto loop = scf::ForOp::create(b, loc, tid, upper, c(unroll * threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value fill = fillValue(sv.fill);
+  Value fill = fillValue(sv.fill, computeType(arg));
   struct Pending {
     Value index, ry, rx;
     SmallVector<Value> values;
@@ -291,7 +293,7 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     pending.push_back(
         {i, row0, sx, add(tileX, stripX), add(tileY, stripY), *vals});
   }
-  Value fill = fillValue(sv.fill);
+  Value fill = fillValue(sv.fill, computeType(v));
   for (auto [u, p] : llvm::enumerate(pending)) {
     OpBuilder::InsertionGuard storeGuard(b);
     if (u > 0) {
@@ -473,6 +475,8 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
           Value x = sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]);
           if (!acc)
             acc = x;
+          else if (isMax && !llvm::isa<FloatType>(x.getType()))
+            acc = arith::MaxSIOp::create(b, loc, acc, x);
           else if (isMax)
             acc = arith::MaximumFOp::create(b, loc, acc, x);
           else
@@ -543,11 +547,16 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
         operandChannels.push_back(channelsOf(operand));
       }
       Type et = elementType(v);
+      // A thread's values of `v` are [rows][channels]; each operand's are
+      // [rows][its channels], broadcast along a single channel.
+      SmallVector<AccessMap, 2> operandMaps;
+      for (int64_t oc : operandChannels)
+        operandMaps.push_back(AccessMap::broadcast({rpt, oc}, {rpt, channels}));
       for (int64_t r = 0; r < rpt; ++r)
         for (int64_t k = 0; k < channels; ++k) {
           SmallVector<Value> scalars;
-          for (auto [vals, oc] : llvm::zip(operands, operandChannels)) {
-            int64_t idx = r * oc + (oc == 1 ? 0 : k);
+          for (auto [vals, map] : llvm::zip(operands, operandMaps)) {
+            int64_t idx = map.getLinearIndex({r, k});
             // Splat constants are expanded to one value per (row, channel).
             scalars.push_back(vals[std::min<int64_t>(idx, vals.size() - 1)]);
           }
@@ -584,8 +593,8 @@ LogicalResult StencilEmitter::emit() {
     channelBase = c(0);
   }
 
-  // Shared memory: one f32 [channels][rows][cols] array per materialized
-  // value, at the plan's offsets.
+  // Shared memory: one [channels][rows][cols] array per materialized value
+  // in its compute type (f32, or i32 for integers), at the plan's offsets.
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value smem;
   if (plan.sharedMemoryBytes > 0)
@@ -596,8 +605,8 @@ LogicalResult StencilEmitter::emit() {
   for (auto &[v, sv] : plan.values) {
     if (!sv.materialized)
       continue;
-    auto type = MemRefType::get({sv.channels, sv.rows, sv.cols}, b.getF32Type(),
-                                AffineMap(), workgroup);
+    auto type = MemRefType::get({sv.channels, sv.rows, sv.cols},
+                                computeType(v), AffineMap(), workgroup);
     shared[v] = memref::ViewOp::create(b, loc, type, smem, c(sv.sharedOffset),
                                        ValueRange{});
   }

@@ -54,6 +54,7 @@
 
 #include "MatmulKernel.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -66,13 +67,13 @@ using namespace kgraph;
 using namespace kgraph::detail;
 
 
-TmaOperandBoxes kgraph::detail::getTmaBoxes(const GemmProblem &p,
+TmaOperandBoxes kgraph::detail::getTmaBoxes(const MatmulProblem &p,
                                             MatmulConfigAttr config,
                                             bool isA) {
   int64_t tm = config.getTileM(), tn = config.getTileN(),
           tk = config.getTileK();
   TmaOperandBoxes boxes;
-  bool trans = isA ? p.transA : p.transB;
+  bool trans = isA ? p.transposeA : p.transposeB;
   boxes.rows = isA ? (trans ? tk : tm) : (trans ? tn : tk);
   boxes.cols = isA ? (trans ? tm : tk) : (trans ? tk : tn);
   boxes.boxRows = std::min(boxes.rows, kTmaMaxBoxRows);
@@ -81,14 +82,14 @@ TmaOperandBoxes kgraph::detail::getTmaBoxes(const GemmProblem &p,
 }
 
 ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
-                                         const GemmProblem &p,
+                                         const MatmulProblem &p,
                                          MatmulConfigAttr config,
                                          int64_t lhsArg, int64_t rhsArg) {
   Builder b(ctx);
   SmallVector<Attribute> maps;
   for (bool isA : {true, false}) {
     TmaOperandBoxes boxes = getTmaBoxes(p, config, isA);
-    Type elem = isA ? p.aType : p.bType;
+    Type elem = isA ? p.operandType : p.operandType;
     int64_t eb = byteWidth(elem);
     int64_t rows = isA ? p.aRows() : p.bRows();
     int64_t cols = isA ? p.aCols() : p.bCols();
@@ -103,7 +104,11 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     }
     NamedAttrList fields;
     fields.append("arg", b.getI64IntegerAttr(isA ? lhsArg : rhsArg));
-    fields.append("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : "f16"));
+    // getTmaConfigError admits only operands with a tensor-map data type.
+    const ElementTypeInfo *info = lookupElementType(elem);
+    assert(info && info->tensorMapDataType &&
+           "TMA operands without a tensor-map data type");
+    fields.append("dtype", b.getStringAttr(info->planName));
     fields.append("dims", b.getI64ArrayAttr(dims));
     fields.append("strides", b.getI64ArrayAttr(strides));
     fields.append("box", b.getI64ArrayAttr(box));
@@ -114,10 +119,6 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     maps.push_back(fields.getDictionary(ctx));
   }
   return b.getArrayAttr(maps);
-}
-
-int64_t kgraph::detail::getTmaBarrierBytes(MatmulConfigAttr config) {
-  return config.getCopy() == CopyKind::tma ? 16 * config.getStages() : 0;
 }
 
 /// `v` (index) as an i32.
@@ -136,7 +137,7 @@ static Value toPointer(IndexMath &im, Value addr, unsigned space) {
 LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
                                               const TmaLoopInputs &in) {
   IndexMath im{b, loc};
-  const GemmProblem &p = in.p;
+  const MatmulProblem &p = in.p;
   MatmulConfigAttr config = in.config;
   int64_t stages = config.getStages();
   int64_t tk = config.getTileK();
@@ -145,8 +146,8 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
   int64_t inFlight = in.mma.tilesInFlight();
   TmaOperandBoxes boxesA = getTmaBoxes(p, config, /*isA=*/true);
   TmaOperandBoxes boxesB = getTmaBoxes(p, config, /*isA=*/false);
-  int64_t bytesA = boxesA.rows * boxesA.cols * byteWidth(p.aType);
-  int64_t bytesB = boxesB.rows * boxesB.cols * byteWidth(p.bType);
+  int64_t bytesA = boxesA.rows * boxesA.cols * byteWidth(p.operandType);
+  int64_t bytesB = boxesB.rows * boxesB.cols * byteWidth(p.operandType);
   constexpr unsigned kShared = 3;
 
   auto fullBar = [&](IndexMath &m, Value stage) {
@@ -275,7 +276,7 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     Value kBase = l.mul(kt, tk);
     auto issue = [&](bool isA, Value map, Value tileBase,
                      const TmaOperandBoxes &boxes, int64_t stageBytes) {
-      bool trans = isA ? p.transA : p.transB;
+      bool trans = isA ? p.transposeA : p.transposeB;
       Value originRow, originCol;
       if (isA) {
         originRow = trans ? kBase : in.rowBase;

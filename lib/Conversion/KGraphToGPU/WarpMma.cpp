@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulKernel.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -30,16 +31,16 @@ namespace {
 /// PTX ISA, "Matrix Fragments for mma.m16n8k*", accumulator layout).
 class MmaSync16x8 : public WarpMma {
 public:
-  MmaSync16x8(const GemmProblem &p, MatmulConfigAttr config)
+  MmaSync16x8(const MatmulProblem &p, MatmulConfigAttr config)
       : p(p), mTiles(config.getWarpTileM() / 16),
         nTiles(config.getWarpTileN() / 8) {}
 
   int64_t numAccumulators() const override { return mTiles * nTiles; }
 
   SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) override {
-    auto type = VectorType::get({2, 2}, p.accType);
+    auto type = VectorType::get({2, 2}, p.getAccumulatorType());
     Value zero = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.accType)));
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.getAccumulatorType())));
     return SmallVector<Value>(numAccumulators(), zero);
   }
 
@@ -53,7 +54,7 @@ public:
   }
 
 protected:
-  GemmProblem p;
+  MatmulProblem p;
   int64_t mTiles, nTiles;
 };
 
@@ -64,7 +65,7 @@ protected:
 /// takes ldmatrix x2 instead of x4 and B one 8x8 matrix per n-tile.
 class MmaSyncF16 : public MmaSync16x8 {
 public:
-  MmaSyncF16(const GemmProblem &p, MatmulConfigAttr config)
+  MmaSyncF16(const MatmulProblem &p, MatmulConfigAttr config)
       : MmaSync16x8(p, config), instK(config.getInstructionShape()[2]) {}
 
 
@@ -77,7 +78,7 @@ public:
     // addresses ldmatrix x2 ignores) repeat lanes 0-15, staying in bounds.
     Value idx = instK == 8 ? im.rem(im.div(lane, 8), 2) : im.div(lane, 8);
     Value lo = im.rem(idx, 2), hi = instK == 8 ? im.c(0) : im.div(idx, 2);
-    auto fragType = VectorType::get({instK == 8 ? 2 : 4, 2}, p.aType);
+    auto fragType = VectorType::get({instK == 8 ? 2 : 4, 2}, p.operandType);
     if (instK == 8)
       return stepK8(b, loc, aTile, bTile, stage, warpRow, warpCol, l8, lo,
                     kOffset, acc);
@@ -87,7 +88,7 @@ public:
     for (int64_t mi = 0; mi < mTiles; ++mi) {
       Value mRow = im.add(warpRow, mi * 16);
       Value row, col;
-      if (!p.transA) { // stored [m][k]
+      if (!p.transposeA) { // stored [m][k]
         row = im.add(im.add(mRow, im.mul(lo, 8)), l8);
         col = im.add(im.mul(hi, 8), kOffset);
       } else { // stored [k][m]
@@ -96,11 +97,11 @@ public:
       }
       aFrags.push_back(nvgpu::LdMatrixOp::create(
           b, loc, fragType, aTile, ValueRange{stage, row, col},
-          b.getBoolAttr(p.transA), b.getI32IntegerAttr(4)));
+          b.getBoolAttr(p.transposeA), b.getI32IntegerAttr(4)));
     }
     // B: matrices (k-block = idx % 2, n-block = idx / 2), two n-tiles per x4.
     SmallVector<Value> bFrags;
-    auto bType = VectorType::get({2, 2}, p.bType);
+    auto bType = VectorType::get({2, 2}, p.operandType);
     for (int64_t ni = 0; ni < nTiles; ni += 2) {
       Value nCol = im.add(warpCol, ni * 8);
       bool pair = ni + 1 < nTiles;
@@ -108,7 +109,7 @@ public:
       Value kblk = lo;
       Value nblk = pair ? hi : im.c(0);
       Value row, col;
-      if (!p.transB) { // stored [k][n]: transpose while loading
+      if (!p.transposeB) { // stored [k][n]: transpose while loading
         row = im.add(im.add(im.mul(kblk, 8), kOffset), l8);
         col = im.add(nCol, im.mul(nblk, 8));
       } else { // stored [n][k]
@@ -117,7 +118,7 @@ public:
       }
       Value frag = nvgpu::LdMatrixOp::create(
           b, loc, pair ? fragType : bType, bTile, ValueRange{stage, row, col},
-          b.getBoolAttr(!p.transB), b.getI32IntegerAttr(pair ? 4 : 2));
+          b.getBoolAttr(!p.transposeB), b.getI32IntegerAttr(pair ? 4 : 2));
       if (!pair) {
         bFrags.push_back(frag);
         continue;
@@ -151,11 +152,11 @@ public:
                             ArrayRef<Value> acc) {
     IndexMath im{b, loc};
     SmallVector<Value> aFrags;
-    auto aType = VectorType::get({2, 2}, p.aType);
+    auto aType = VectorType::get({2, 2}, p.operandType);
     for (int64_t mi = 0; mi < mTiles; ++mi) {
       Value mRow = im.add(warpRow, mi * 16);
       Value row, col;
-      if (!p.transA) { // stored [m][k]: matrix q is rows 8q..8q+7
+      if (!p.transposeA) { // stored [m][k]: matrix q is rows 8q..8q+7
         row = im.add(im.add(mRow, im.mul(q, 8)), l8);
         col = im.c(kOffset);
       } else { // stored [k][m]: matrix q is columns 8q..8q+7, transposed
@@ -164,17 +165,17 @@ public:
       }
       aFrags.push_back(nvgpu::LdMatrixOp::create(
           b, loc, aType, aTile, ValueRange{stage, row, col},
-          b.getBoolAttr(p.transA), b.getI32IntegerAttr(2)));
+          b.getBoolAttr(p.transposeA), b.getI32IntegerAttr(2)));
     }
     SmallVector<Value> bFrags;
-    auto bType = VectorType::get({1, 2}, p.bType);
+    auto bType = VectorType::get({1, 2}, p.operandType);
     for (int64_t ni = 0; ni < nTiles; ni += 2) {
       bool pair = ni + 1 < nTiles;
       Value nCol = im.add(warpCol, ni * 8);
       if (pair)
         nCol = im.add(nCol, im.mul(q, 8));
       Value row, col;
-      if (!p.transB) { // stored [k][n]: transpose while loading
+      if (!p.transposeB) { // stored [k][n]: transpose while loading
         row = im.add(l8, kOffset);
         col = nCol;
       } else { // stored [n][k]
@@ -182,8 +183,8 @@ public:
         col = im.c(kOffset);
       }
       Value frag = nvgpu::LdMatrixOp::create(
-          b, loc, pair ? VectorType::get({2, 2}, p.bType) : bType, bTile,
-          ValueRange{stage, row, col}, b.getBoolAttr(!p.transB),
+          b, loc, pair ? VectorType::get({2, 2}, p.operandType) : bType, bTile,
+          ValueRange{stage, row, col}, b.getBoolAttr(!p.transposeB),
           b.getI32IntegerAttr(pair ? 2 : 1));
       if (!pair) {
         bFrags.push_back(frag);
@@ -207,7 +208,9 @@ public:
   /// nvgpu.mma.sync; its NVVM lowering has no bf16 yet, so bf16 is written as
   /// nvvm.mma.sync on the packed 32-bit registers directly.
   Value mmaOne(OpBuilder &b, Location loc, Value a, Value bFrag, Value c) {
-    if (!p.aType.isBF16())
+    std::optional<MmaOperandType> operand =
+        getMmaOperandType(p.operandType, /*allowTf32=*/false);
+    if (operand != MmaOperandType::BF16)
       return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
                                       ArrayRef<int64_t>{16, 8, 16});
     auto packed = [&](Value frag) {
@@ -249,18 +252,18 @@ private:
 /// Where the operand tiles of one stage live in shared memory (layout: see
 /// MatmulEmitter.cpp) and which vector accesses they allow.
 struct SmemOperands {
-  SmemOperands(const GemmProblem &p, MatmulConfigAttr config) : p(p) {
+  SmemOperands(const MatmulProblem &p, MatmulConfigAttr config) : p(p) {
     int64_t pad = config.getSmemPadding();
     int64_t tm = config.getTileM(), tn = config.getTileN(),
             tk = config.getTileK();
-    rowA = (p.transA ? tm : tk) + pad;
-    rowB = (p.transB ? tk : tn) + pad;
-    int64_t rowsA = p.transA ? tk : tm;
-    bytesA = config.getStages() * rowsA * rowA * byteWidth(p.aType);
+    rowA = (p.transposeA ? tm : tk) + pad;
+    rowB = (p.transposeB ? tk : tn) + pad;
+    int64_t rowsA = p.transposeA ? tk : tm;
+    bytesA = config.getStages() * rowsA * rowA * byteWidth(p.operandType);
   }
 
   /// Whether the operand's stored rows run along K.
-  bool kContiguous(bool isA) const { return isA ? !p.transA : p.transB; }
+  bool kContiguous(bool isA) const { return isA ? !p.transposeA : p.transposeB; }
 
   /// Indices of element (mn, k) of A (mn = m) or B (mn = n).
   SmallVector<Value> indices(bool isA, Value stage, Value mn, Value k) const {
@@ -274,7 +277,7 @@ struct SmemOperands {
   /// `width`: the row length and the tile's byte offset in the dynamic
   /// shared memory (A at 0, B after the A stages) must keep the alignment.
   bool canVector(bool isA, int64_t width) const {
-    Type elem = isA ? p.aType : p.bType;
+    Type elem = isA ? p.operandType : p.operandType;
     int64_t bytes = width * byteWidth(elem);
     if (width == 1)
       return true;
@@ -293,7 +296,7 @@ struct SmemOperands {
     return w;
   }
 
-  GemmProblem p;
+  MatmulProblem p;
   int64_t rowA, rowB, bytesA;
 };
 
@@ -332,7 +335,7 @@ static Value loadRow(OpBuilder &b, Location loc, Value tile,
 /// thread's row h (the epilogue stores them as one vector).
 class FmaSimt : public WarpMma {
 public:
-  FmaSimt(const GemmProblem &p, MatmulConfigAttr config)
+  FmaSimt(const MatmulProblem &p, MatmulConfigAttr config)
       : p(p), smem(p, config) {
     int64_t wm = config.getWarpTileM(), wn = config.getWarpTileN();
     std::tie(lanesM, lanesN) = lanes(wm, wn);
@@ -358,9 +361,9 @@ public:
   int64_t numAccumulators() const override { return tn / vn; }
 
   SmallVector<Value> zeroAccumulators(OpBuilder &b, Location loc) override {
-    auto type = VectorType::get({tm, vn}, p.accType);
+    auto type = VectorType::get({tm, vn}, p.getAccumulatorType());
     Value zero = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.accType)));
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(p.getAccumulatorType())));
     return SmallVector<Value>(numAccumulators(), zero);
   }
 
@@ -375,12 +378,12 @@ public:
                                      warpCol, ln, kOffset, cacheB);
     // Row h of accumulator j: vn consecutive columns. Only 1-D vectors and
     // row extracts/inserts, which the NVVM lowering takes as they are.
-    auto rowType = VectorType::get({vn}, p.accType);
+    auto rowType = VectorType::get({vn}, p.getAccumulatorType());
     SmallVector<Value> bChunks;
     for (int64_t j = 0; j < tn / vn; ++j)
       bChunks.push_back(vector::FromElementsOp::create(
           b, loc, rowType, ArrayRef<Value>(bVals).slice(j * vn, vn)));
-    bool isFloat = llvm::isa<FloatType>(p.accType);
+    bool isFloat = llvm::isa<FloatType>(p.getAccumulatorType());
     SmallVector<Value> out(acc);
     for (int64_t h = 0; h < tm; ++h) {
       Value a = vector::BroadcastOp::create(b, loc, rowType, aVals[h]);
@@ -429,7 +432,7 @@ private:
                            Value stage, Value warpBase, Value l,
                            int64_t kOffset, KCache &cache) {
     IndexMath im{b, loc};
-    Type elem = isA ? p.aType : p.bType;
+    Type elem = isA ? p.operandType : p.operandType;
     int64_t count = isA ? tm : tn, lanes = isA ? lanesM : lanesN;
     int64_t v = isA ? vm : vn, vk = isA ? vkA : vkB;
     SmallVector<Value> vals;
@@ -462,16 +465,16 @@ private:
       }
     }
     for (Value &v : vals) {
-      if (v.getType() == p.accType)
+      if (v.getType() == p.getAccumulatorType())
         continue;
-      v = llvm::isa<FloatType>(p.accType)
-              ? Value(arith::ExtFOp::create(b, loc, p.accType, v))
-              : Value(arith::ExtSIOp::create(b, loc, p.accType, v));
+      v = llvm::isa<FloatType>(p.getAccumulatorType())
+              ? Value(arith::ExtFOp::create(b, loc, p.getAccumulatorType(), v))
+              : Value(arith::ExtSIOp::create(b, loc, p.getAccumulatorType(), v));
     }
     return vals;
   }
 
-  GemmProblem p;
+  MatmulProblem p;
   SmemOperands smem;
   int64_t lanesM, lanesN, tm, tn, vm, vn, vkA, vkB;
   KCache cacheA, cacheB;
@@ -503,9 +506,9 @@ private:
 /// bound), as nvgpu's lowering passes them without a cvt.rna.
 class MmaSyncWord : public MmaSync16x8 {
 public:
-  MmaSyncWord(const GemmProblem &p, MatmulConfigAttr config)
+  MmaSyncWord(const MatmulProblem &p, MatmulConfigAttr config)
       : MmaSync16x8(p, config), smem(p, config),
-        perWord(4 / byteWidth(p.aType)), instK(8 * perWord) {
+        perWord(4 / byteWidth(p.operandType)), instK(8 * perWord) {
     // ldmatrix needs 16-byte aligned rows.
     ldmatrixA = smem.kContiguous(true) && smem.canVector(true, 4 * perWord);
     ldmatrixB = smem.kContiguous(false) && smem.canVector(false, 4 * perWord);
@@ -518,8 +521,8 @@ public:
     IndexMath im{b, loc};
     Value g = im.div(lane, 4), t = im.rem(lane, 4);
     Value l8 = im.rem(lane, 8), q = im.div(lane, 8);
-    auto aType = VectorType::get({4, perWord}, p.aType);
-    auto bType = VectorType::get({2, perWord}, p.bType);
+    auto aType = VectorType::get({4, perWord}, p.operandType);
+    auto bType = VectorType::get({2, perWord}, p.operandType);
 
     SmallVector<Value> aFrags;
     for (int64_t mi = 0; mi < mTiles; ++mi) {
@@ -553,7 +556,7 @@ public:
         Value row = im.add(im.add(nCol, im.mul(nblk, 8)), l8);
         Value col = im.add(im.mul(im.rem(q, 2), 4 * perWord), kOffset);
         Value frag = nvgpu::LdMatrixOp::create(
-            b, loc, pair ? VectorType::get({4, perWord}, p.bType) : bType,
+            b, loc, pair ? VectorType::get({4, perWord}, p.operandType) : bType,
             bTile, ValueRange{stage, row, col}, b.getBoolAttr(false),
             b.getI32IntegerAttr(pair ? 4 : 2));
         if (!pair) {
@@ -584,7 +587,8 @@ public:
         out.push_back(nvgpu::MmaSyncOp::create(
             b, loc, aFrags[mi], bFrags[ni], acc[mi * nTiles + ni],
             ArrayRef<int64_t>{16, 8, instK},
-            /*tf32Enabled=*/p.aType.isF32()));
+            /*tf32Enabled=*/getMmaOperandType(p.operandType, /*allowTf32=*/true) ==
+                MmaOperandType::TF32));
     return out;
   }
 
@@ -596,7 +600,7 @@ private:
   Value gatherWord(OpBuilder &b, Location loc, bool isA, Value tile,
                    Value stage, Value mn, Value word, int64_t kWord0) {
     IndexMath im{b, loc};
-    Type elem = isA ? p.aType : p.bType;
+    Type elem = isA ? p.operandType : p.operandType;
     Value k0 = im.add(im.mul(word, perWord), kWord0);
     SmallVector<Value> elems;
     for (int64_t e = 0; e < perWord; ++e)
@@ -623,7 +627,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
+std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const MatmulProblem &p,
                                                        MatmulConfigAttr config,
                                                        std::string *whyNot) {
   ArrayRef<int64_t> shape = config.getInstructionShape();
@@ -635,11 +639,15 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
   };
   if (config.getInstruction() == MmaKind::wgmma)
     return createWgmma(p, config, whyNot);
-  bool sameOperands = p.bType == p.aType;
-  if (config.getInstruction() == MmaKind::fma && sameOperands &&
-      shape == ArrayRef<int64_t>{1, 1, 1} &&
-      ((llvm::isa<FloatType>(p.aType) && p.accType.isF32()) ||
-       (p.aType.isInteger(8) && p.accType.isInteger(32)))) {
+  // Operands of one type that the element-type table gives an accumulator,
+  // accumulated in it; the tensor-core operand kind is the table's (f32
+  // operands reach mma_sync only as tf32: verifyMatmulConfig).
+  bool accumulates = p.operandType == p.operandType && p.getAccumulatorType() &&
+                     p.getAccumulatorType() == getAccumulatorType(p.operandType);
+  std::optional<MmaOperandType> operand =
+      getMmaOperandType(p.operandType, /*allowTf32=*/true);
+  if (config.getInstruction() == MmaKind::fma && accumulates &&
+      shape == ArrayRef<int64_t>{1, 1, 1}) {
     auto [lanesM, lanesN] = FmaSimt::lanes(wm, wn);
     if (wm % lanesM != 0 || wn % lanesN != 0)
       return fail("fma needs a warp tile divisible by its " + Twine(lanesM) +
@@ -647,21 +655,35 @@ std::unique_ptr<WarpMma> kgraph::detail::createWarpMma(const GemmProblem &p,
                   " x " + Twine(wn));
     return std::make_unique<FmaSimt>(p, config);
   }
-  if (config.getInstruction() == MmaKind::mma_sync && sameOperands &&
-      shape.size() == 3 && shape[0] == 16 && shape[1] == 8) {
+  if (config.getInstruction() == MmaKind::mma_sync && accumulates &&
+      operand && shape.size() == 3 && shape[0] == 16 && shape[1] == 8) {
     // The warp tile is a multiple of the instruction shape (verified by
     // MatmulConfigAttr).
-    if (((shape[2] == 16 && (p.aType.isF16() || p.aType.isBF16())) ||
-         (shape[2] == 8 && p.aType.isF16())) &&
-        p.accType.isF32())
-      return std::make_unique<MmaSyncF16>(p, config);
-    if ((shape[2] == 8 && p.aType.isF32() && p.accType.isF32()) ||
-        (shape[2] == 32 && p.aType.isInteger(8) && p.accType.isInteger(32)))
-      return std::make_unique<MmaSyncWord>(p, config);
+    switch (*operand) {
+    case MmaOperandType::F16:
+      if (shape[2] == 16 || shape[2] == 8)
+        return std::make_unique<MmaSyncF16>(p, config);
+      break;
+    case MmaOperandType::BF16:
+      if (shape[2] == 16)
+        return std::make_unique<MmaSyncF16>(p, config);
+      break;
+    case MmaOperandType::TF32:
+      if (shape[2] == 8)
+        return std::make_unique<MmaSyncWord>(p, config);
+      break;
+    case MmaOperandType::I8:
+      if (shape[2] == 32)
+        return std::make_unique<MmaSyncWord>(p, config);
+      break;
+    case MmaOperandType::F8E4M3:
+      // No fp8 fragments yet: the diagnostic below names the type.
+      break;
+    }
   }
   if (whyNot) {
     llvm::raw_string_ostream os(*whyNot);
-    os << "has no code generation yet for " << p.aType << " operands with "
+    os << "has no code generation yet for " << p.operandType << " operands with "
        << stringifyMmaKind(config.getInstruction()) << " ["
        << llvm::interleaved(config.getInstructionShape())
        << "]; implemented: fma [1, 1, 1] on float types and i8, mma_sync "

@@ -42,6 +42,7 @@
 
 #include "MatmulKernel.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -59,7 +60,11 @@ constexpr int64_t kAtomBytes = 1024;
 
 class Wgmma : public WarpMma {
 public:
-  Wgmma(const GemmProblem &p, MatmulConfigAttr config) : p(p) {
+  /// `operandType` / `accType`: the instruction's types of A and B / of
+  /// the accumulators.
+  Wgmma(const MatmulProblem &p, MatmulConfigAttr config,
+        NVVM::WGMMATypes operandType, NVVM::WGMMATypes accType)
+      : p(p), operandType(operandType), accType(accType) {
     tm = config.getTileM();
     tn = config.getTileN();
     tk = config.getTileK();
@@ -74,15 +79,15 @@ public:
 
   /// Whether the stored rows of operand A (isA) or B run along M/N (the
   /// columns along K).
-  bool kMajor(bool isA) const { return isA ? !p.transA : p.transB; }
+  bool kMajor(bool isA) const { return isA ? !p.transposeA : p.transposeB; }
   int64_t storedRows(bool isA) const {
-    return isA ? (p.transA ? tk : tm) : (p.transB ? tn : tk);
+    return isA ? (p.transposeA ? tk : tm) : (p.transposeB ? tn : tk);
   }
   int64_t storedCols(bool isA) const {
-    return isA ? (p.transA ? tm : tk) : (p.transB ? tk : tn);
+    return isA ? (p.transposeA ? tm : tk) : (p.transposeB ? tk : tn);
   }
   int64_t stageBytes(bool isA) const {
-    return storedRows(isA) * storedCols(isA) * byteWidth(p.aType);
+    return storedRows(isA) * storedCols(isA) * byteWidth(p.operandType);
   }
 
   int64_t numAccumulators() const override {
@@ -155,7 +160,6 @@ public:
       descB.push_back(descriptor(im, /*isA=*/false, bBase,
                                  im.add(warpCol, n * instN), kOffset));
     MLIRContext *ctx = b.getContext();
-    auto type = p.aType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     // layout row for A and col for B: K-major (no transpose).
     auto layoutA = kMajor(true) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
     auto layoutB = kMajor(false) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
@@ -164,8 +168,8 @@ public:
       for (int64_t n = 0; n < nInst; ++n)
         out.push_back(NVVM::WgmmaMmaAsyncOp::create(
             b, loc, structType(ctx), acc[s * nInst + n], descA[s], descB[n],
-            NVVM::MMAShapeAttr::get(ctx, 64, instN, 16), type, type,
-            NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+            NVVM::MMAShapeAttr::get(ctx, 64, instN, 16), operandType,
+            operandType, accType, NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
             /*satfinite=*/nullptr));
     return out;
@@ -177,7 +181,7 @@ public:
     // Registers 4j .. 4j + 3 of an instruction: rows g and g + 8, columns
     // 8j + 2t + {0, 1} (PTX ISA, "Matrix Fragments for wgmma.m64nNk16",
     // accumulator D), as the vector<2x2xf32> of elementCoords.
-    auto vecType = VectorType::get({2, 2}, p.accType);
+    auto vecType = VectorType::get({2, 2}, p.getAccumulatorType());
     SmallVector<Value> out;
     for (Value s : acc)
       for (int64_t j = 0; j < instN / 8; ++j) {
@@ -223,7 +227,7 @@ private:
     if (kMajor(isA)) {
       start = im.add(im.add(stageBase, im.mul(mn0, kSwizzleRowBytes)),
                      (kOffset / kSwizzleBlockCols) * rows * kSwizzleRowBytes +
-                         (kOffset % kSwizzleBlockCols) * byteWidth(p.aType));
+                         (kOffset % kSwizzleBlockCols) * byteWidth(p.operandType));
       lbo = 16; // unused by swizzled K-major layouts
     } else {
       start = im.add(im.add(stageBase,
@@ -248,13 +252,14 @@ private:
     return arith::OrIOp::create(b, loc, field, c64(fixed));
   }
 
-  GemmProblem p;
+  MatmulProblem p;
+  NVVM::WGMMATypes operandType, accType;
   int64_t tm, tn, tk, stages, warpsN, wgM, wgN, instN, slabs, nInst;
 };
 
 } // namespace
 
-std::unique_ptr<WarpMma> kgraph::detail::createWgmma(const GemmProblem &p,
+std::unique_ptr<WarpMma> kgraph::detail::createWgmma(const MatmulProblem &p,
                                                      MatmulConfigAttr config,
                                                      std::string *whyNot) {
   auto fail = [&](const Twine &why) -> std::unique_ptr<WarpMma> {
@@ -262,12 +267,24 @@ std::unique_ptr<WarpMma> kgraph::detail::createWgmma(const GemmProblem &p,
       *whyNot = why.str();
     return nullptr;
   };
-  if (p.aType != p.bType || !(p.aType.isF16() || p.aType.isBF16()) ||
-      !p.accType.isF32())
+  // The swizzled layout above holds 16-bit elements (64 to a 128-byte row)
+  // and the register structs f32 accumulators: the table's f16 and bf16
+  // operand kinds, with their f32 accumulator.
+  std::optional<MmaOperandType> operand =
+      getMmaOperandType(p.operandType, /*allowTf32=*/false);
+  bool implemented = operand && (*operand == MmaOperandType::F16 ||
+                                 *operand == MmaOperandType::BF16);
+  if (p.operandType != p.operandType || !implemented || !p.getAccumulatorType().isF32() ||
+      p.getAccumulatorType() != getAccumulatorType(p.operandType))
     return fail("wgmma is implemented for f16 and bf16 operands with f32 "
                 "accumulators only");
-  std::string reason = getWgmmaConfigError(config, p.transA, p.transB);
+  std::string reason = getWgmmaConfigError(config, p.transposeA, p.transposeB);
   if (!reason.empty())
     return fail(reason);
-  return std::make_unique<Wgmma>(p, config);
+  std::optional<NVVM::WGMMATypes> operandType =
+      NVVM::symbolizeWGMMATypes(getMmaOperandInfo(*operand).ptxType);
+  std::optional<NVVM::WGMMATypes> accType =
+      NVVM::symbolizeWGMMATypes(lookupElementType(p.getAccumulatorType())->ptxType);
+  assert(operandType && accType && "the table's PTX types are NVVM's");
+  return std::make_unique<Wgmma>(p, config, *operandType, *accType);
 }

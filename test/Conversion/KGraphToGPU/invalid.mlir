@@ -167,3 +167,31 @@ module attributes {kgraph.target = "sm_80"} {
     return %0 : tensor<64x64xf32>
   }
 }
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @kind_mismatch(%a: tensor<8xf32>) -> tensor<f32> {
+    // expected-error @+1 {{'kgraph.fused' op is of kind 'reduce' but its 'kgraph.config' is for elementwise kernels: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+    %0 = kgraph.fused (%a) {kind = #kgraph<group_kind reduce>, kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<8xf32>) -> tensor<f32> {
+    ^bb0(%x: tensor<8xf32>):
+      %r = kgraph.reduce sum %x axes = [0] : tensor<8xf32>
+      kgraph.yield %r : tensor<f32>
+    }
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @not_a_kernel_config(%a: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' that is not a kernel configuration (or the kernel-config models are not registered: kgraph::registerKernelConfigModels): "fast"}}
+    %0 = kgraph.fused (%a) {kgraph.config = "fast"} : (tensor<8xf32>) -> tensor<8xf32> {
+    ^bb0(%x: tensor<8xf32>):
+      %r = kgraph.exp %x : tensor<8xf32>
+      kgraph.yield %r : tensor<8xf32>
+    }
+    return %0 : tensor<8xf32>
+  }
+}

@@ -4,11 +4,11 @@
 // instead of becoming inputs.
 // CHECK-LABEL: func @chain
 // CHECK-SAME: (%[[A:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
-// CHECK: %[[ADD:.*]] = kgraph.fused(%[[A]], %[[B]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+// CHECK: %[[ADD:.*]] = kgraph.fused elementwise (%[[A]], %[[B]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8xf32>, %[[Y:.*]]: tensor<8xf32>):
 // CHECK-NEXT:   %[[S:.*]] = kgraph.add %[[X]], %[[Y]]
 // CHECK-NEXT:   kgraph.yield %[[S]] : tensor<8xf32>
-// CHECK: %[[MUL:.*]] = kgraph.fused(%[[ADD]]) : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK: %[[MUL:.*]] = kgraph.fused elementwise (%[[ADD]]) : (tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT: ^bb0(%[[Z:.*]]: tensor<8xf32>):
 // CHECK-NEXT:   %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<8xf32>
 // CHECK-NEXT:   %[[M:.*]] = kgraph.mul %[[Z]], %[[C]]
@@ -25,9 +25,9 @@ func.func @chain(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 
 // Groups that already exist are left alone; a value used twice enters once.
 // CHECK-LABEL: func @existing_group
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused (%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: kgraph.relu
-// CHECK: kgraph.fused(%[[G]]) : (tensor<4xf32>) -> tensor<4xf32> {
+// CHECK: kgraph.fused elementwise (%[[G]]) : (tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4xf32>):
 // CHECK-NEXT: kgraph.mul %[[X]], %[[X]]
 // CHECK-NOT: kgraph.fused

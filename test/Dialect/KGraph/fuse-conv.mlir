@@ -2,7 +2,7 @@
 
 // conv2d (64 channels: not a stencil op) + bias + relu: one GEMM group.
 // CHECK-LABEL: func @conv_bias_relu
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x16x16x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x16x16x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16> {
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.relu
@@ -23,19 +23,19 @@ func.func @conv_bias_relu(%x: tensor<2x16x16x64xf16>, %w: tensor<64x3x3x64xf16>,
 // block input (residual) and applies the relu.
 // CHECK-LABEL: func @bottleneck
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<2x56x56x256xf16>
-// CHECK: %[[G1:.*]] = kgraph.fused(%[[X]], %{{.*}}, %{{.*}}) :
+// CHECK: %[[G1:.*]] = kgraph.fused gemm (%[[X]], %{{.*}}, %{{.*}}) :
 // CHECK-SAME: -> tensor<2x56x56x64xf16>
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.relu
 // CHECK-NEXT: kgraph.yield
-// CHECK: %[[G2:.*]] = kgraph.fused(%[[G1]], %{{.*}}, %{{.*}}) :
+// CHECK: %[[G2:.*]] = kgraph.fused gemm (%[[G1]], %{{.*}}, %{{.*}}) :
 // CHECK-SAME: -> tensor<2x56x56x64xf16>
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.relu
 // CHECK-NEXT: kgraph.yield
-// CHECK: %[[G3:.*]] = kgraph.fused(%[[G2]], %{{.*}}, %{{.*}}, %[[X]]) :
+// CHECK: %[[G3:.*]] = kgraph.fused gemm (%[[G2]], %{{.*}}, %{{.*}}, %[[X]]) :
 // CHECK-SAME: -> tensor<2x56x56x256xf16>
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.add
@@ -67,7 +67,7 @@ func.func @bottleneck(%x: tensor<2x56x56x256xf16>, %w1: tensor<64x1x1x256xf16>, 
 // a threshold. There is no logical and on i1: two nested selects. All of it
 // is one stencil group.
 // CHECK-LABEL: func @edges
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<8x1x32x32xf32>, tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<8x1x32x32xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused stencil (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<8x1x32x32xf32>, tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<8x1x32x32xf32> {
 // CHECK-COUNT-3: kgraph.conv2d
 // CHECK: kgraph.sqrt
 // CHECK-NEXT: kgraph.pool2d max
@@ -101,7 +101,7 @@ func.func @edges(%img: tensor<8x1x32x32xf32>, %gauss: tensor<1x1x5x5xf32>, %sx: 
 // A stencil group with an elementwise producer on the grid (used only by
 // the group) and two results.
 // CHECK-LABEL: func @stencil_producer_two_results
-// CHECK: %[[G:.*]]:2 = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<1x8x8x2xf32>, tensor<2x3x3x2xf32>) -> (tensor<1x8x8x2xf32>, tensor<1x8x8x2xf32>) {
+// CHECK: %[[G:.*]]:2 = kgraph.fused stencil (%{{.*}}, %{{.*}}) : (tensor<1x8x8x2xf32>, tensor<2x3x3x2xf32>) -> (tensor<1x8x8x2xf32>, tensor<1x8x8x2xf32>) {
 // CHECK: kgraph.mul
 // CHECK-NEXT: kgraph.conv2d
 // CHECK-NEXT: kgraph.pool2d avg
@@ -120,11 +120,11 @@ func.func @stencil_producer_two_results(%x: tensor<1x8x8x2xf32>, %w: tensor<2x3x
 // A stencil chain (4 channels) feeding a 64-channel conv: the stencil group
 // stops at the big conv, which anchors its own GEMM group with its epilogue.
 // CHECK-LABEL: func @stencil_then_gemm
-// CHECK: %[[S:.*]] = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x16x16xf32> {
+// CHECK: %[[S:.*]] = kgraph.fused stencil (%{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x16x16xf32> {
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.relu
 // CHECK-NEXT: kgraph.yield
-// CHECK: %[[G:.*]] = kgraph.fused(%[[S]], %{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<64x4x3x3xf32>, tensor<1x64x1x1xf32>) -> tensor<1x64x16x16xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%[[S]], %{{.*}}, %{{.*}}) : (tensor<1x4x16x16xf32>, tensor<64x4x3x3xf32>, tensor<1x64x1x1xf32>) -> tensor<1x64x16x16xf32> {
 // CHECK: kgraph.conv2d
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.sigmoid

@@ -4,7 +4,7 @@
 // constants cloned in, one result.
 // CHECK-LABEL: func @chain5
 // CHECK-SAME: (%[[X:.*]]: tensor<64x128xf32>, %[[Y:.*]]: tensor<64x128xf32>, %[[Z:.*]]: tensor<128xf32>)
-// CHECK: %[[G:.*]] = kgraph.fused(%[[X]], %[[Y]], %[[Z]]) : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused elementwise (%[[X]], %[[Y]], %[[Z]]) : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32> {
 // CHECK: kgraph.mul
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.gelu
@@ -29,7 +29,7 @@ func.func @chain5(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>, %z: tensor<128
 // A DAG whose shared value %a is also a function result: one group that
 // yields %a as an extra result.
 // CHECK-LABEL: func @dag_extra_result
-// CHECK: %[[G:.*]]:2 = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<1000xf32>, tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>) {
+// CHECK: %[[G:.*]]:2 = kgraph.fused elementwise (%{{.*}}, %{{.*}}) : (tensor<1000xf32>, tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>) {
 // CHECK: %[[A:.*]] = kgraph.exp
 // CHECK: %[[B:.*]] = kgraph.add %[[A]]
 // CHECK: %[[C:.*]] = kgraph.mul %[[A]], %[[B]]
@@ -49,12 +49,12 @@ func.func @dag_extra_result(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> (tens
 // (one cheap op) instead of reading it back, and the elementwise group
 // computes it again for %u. Nothing is materialized twice.
 // CHECK-LABEL: func @recompute_into_reduce
-// CHECK: %[[S:.*]] = kgraph.fused(%[[X:.*]]) : (tensor<32x64xf32>) -> tensor<32xf32> {
+// CHECK: %[[S:.*]] = kgraph.fused reduce (%[[X:.*]]) : (tensor<32x64xf32>) -> tensor<32xf32> {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<32x64xf32>):
 // CHECK-NEXT: %[[T:.*]] = kgraph.mul %[[A]], %[[A]]
 // CHECK-NEXT: %[[R:.*]] = kgraph.reduce sum %[[T]]
 // CHECK-NEXT: kgraph.yield %[[R]]
-// CHECK: %[[U:.*]] = kgraph.fused(%[[X]], %{{.*}}) : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32> {
+// CHECK: %[[U:.*]] = kgraph.fused elementwise (%[[X]], %{{.*}}) : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32> {
 // CHECK: kgraph.mul
 // CHECK-NEXT: kgraph.add
 // CHECK: return %[[S]], %[[U]]
@@ -74,7 +74,7 @@ func.func @recompute_into_reduce(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>) -
 // CHECK-SAME: (%[[X:.*]]: tensor<64x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
 // CHECK: %[[A:.*]] = kgraph.neg %[[X]]
 // CHECK: %[[M:.*]] = kgraph.matmul %[[A]], %[[W]]
-// CHECK: %[[C:.*]] = kgraph.fused(%[[X]], %[[M]])
+// CHECK: %[[C:.*]] = kgraph.fused elementwise (%[[X]], %[[M]])
 // CHECK-NEXT: ^bb0(%[[XA:.*]]: tensor<64x64xf32>, %[[MA:.*]]: tensor<64x64xf32>):
 // CHECK-NEXT: %[[A2:.*]] = kgraph.neg %[[XA]]
 // CHECK-NEXT: %[[S:.*]] = kgraph.add %[[A2]], %[[MA]]
@@ -92,7 +92,7 @@ func.func @diamond_recompute(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (t
 // matmul + bias + relu: one GEMM group yielding the relu.
 // CHECK-LABEL: func @matmul_bias_relu
 // CHECK-SAME: (%[[A:.*]]: tensor<64x32xf16>, %[[B:.*]]: tensor<32x128xf16>, %[[BIAS:.*]]: tensor<128xf32>)
-// CHECK: %[[G:.*]] = kgraph.fused(%[[A]], %[[B]], %[[BIAS]]) : (tensor<64x32xf16>, tensor<32x128xf16>, tensor<128xf32>) -> tensor<64x128xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%[[A]], %[[B]], %[[BIAS]]) : (tensor<64x32xf16>, tensor<32x128xf16>, tensor<128xf32>) -> tensor<64x128xf32> {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<64x32xf16>, %[[Y:.*]]: tensor<32x128xf16>, %[[Z:.*]]: tensor<128xf32>):
 // CHECK-NEXT: %[[M:.*]] = kgraph.matmul %[[X]], %[[Y]]
 // CHECK-NEXT: %[[S:.*]] = kgraph.add %[[M]], %[[Z]]
@@ -111,7 +111,7 @@ func.func @matmul_bias_relu(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>, %bias
 // A cast prologue on lhs and a scale prologue (splat constant) on rhs, and a
 // cast epilogue: one group.
 // CHECK-LABEL: func @matmul_prologue
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf16>) -> tensor<64x128xf16> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf16>) -> tensor<64x128xf16> {
 // CHECK: arith.constant dense<5.000000e-01> : tensor<f16>
 // CHECK: kgraph.cast %{{.*}} : tensor<64x32xf32> to tensor<64x32xf16>
 // CHECK: kgraph.mul
@@ -134,7 +134,7 @@ func.func @matmul_prologue(%a: tensor<64x32xf32>, %b: tensor<32x128xf16>) -> ten
 // stays for its other user.
 // CHECK-LABEL: func @shared_prologue
 // CHECK: %[[A16:.*]] = kgraph.cast %{{.*}} : tensor<64x32xf32> to tensor<64x32xf16>
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf16>) -> tensor<64x128xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf16>) -> tensor<64x128xf32> {
 // CHECK: kgraph.cast
 // CHECK-NEXT: kgraph.matmul
 // CHECK: return %[[G]], %[[A16]]
@@ -148,7 +148,7 @@ func.func @shared_prologue(%a: tensor<64x32xf32>, %b: tensor<32x128xf16>) -> (te
 
 // reduce with elementwise producers and a consumer: one reduction group.
 // CHECK-LABEL: func @reduce_producers
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}) : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused reduce (%{{.*}}, %{{.*}}) : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16xf32> {
 // CHECK: kgraph.sub
 // CHECK-NEXT: kgraph.mul
 // CHECK-NEXT: kgraph.reduce mean
@@ -171,7 +171,7 @@ func.func @reduce_producers(%x: tensor<16x256xf32>, %mu: tensor<256xf32>) -> ten
 // The epilogue stops where the group would need a second result: %1 is used
 // by the return as well, so %2 is left to its own group.
 // CHECK-LABEL: func @epilogue_one_result
-// CHECK: %[[G:.*]] = kgraph.fused(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf32>, tensor<128xf32>) -> tensor<64x128xf32> {
+// CHECK: %[[G:.*]] = kgraph.fused gemm (%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<64x32xf32>, tensor<32x128xf32>, tensor<128xf32>) -> tensor<64x128xf32> {
 // CHECK: kgraph.matmul
 // CHECK-NEXT: kgraph.add
 // CHECK-NEXT: kgraph.yield
@@ -210,10 +210,10 @@ func.func @existing_group(%a: tensor<4xf32>) -> tensor<4xf32> {
 // reduce. Two kernels instead of three.
 // CHECK-LABEL: func @softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
-// CHECK: %[[S:.*]] = kgraph.fused(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x1xf32> {
+// CHECK: %[[S:.*]] = kgraph.fused reduce (%[[X]]) : (tensor<4x8xf32>) -> tensor<4x1xf32> {
 // CHECK: kgraph.exp
 // CHECK-NEXT: kgraph.reduce sum
-// CHECK: %[[D:.*]] = kgraph.fused(%[[X]], %[[S]]) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32> {
+// CHECK: %[[D:.*]] = kgraph.fused elementwise (%[[X]], %[[S]]) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32> {
 // CHECK: kgraph.exp
 // CHECK-NEXT: kgraph.div
 // CHECK: return %[[D]]
@@ -252,7 +252,7 @@ func.func @not_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %x: tenso
 // CHECK: %[[A:.*]] = kgraph.neg %[[X]]
 // CHECK-NOT: kgraph.exp
 // CHECK: %[[M:.*]] = kgraph.matmul %[[A]], %[[W]]
-// CHECK: %[[C:.*]] = kgraph.fused(%[[X]], %[[M]])
+// CHECK: %[[C:.*]] = kgraph.fused elementwise (%[[X]], %[[M]])
 // CHECK: kgraph.neg
 // CHECK-NEXT: kgraph.exp
 // CHECK-NEXT: kgraph.add
@@ -273,7 +273,7 @@ func.func @recompute_leaves_dead_original(%x: tensor<64x64xf32>, %w: tensor<64x6
 // CHECK-LABEL: func @through_region
 // CHECK: %[[A:.*]] = kgraph.exp
 // CHECK: %[[R:.*]] = scf.if
-// CHECK: kgraph.fused(%{{.*}}, %[[R]])
+// CHECK: kgraph.fused elementwise (%{{.*}}, %[[R]])
 // CHECK: kgraph.exp
 // CHECK-NEXT: kgraph.add
 func.func @through_region(%x: tensor<8xf32>, %p: i1) -> tensor<8xf32> {

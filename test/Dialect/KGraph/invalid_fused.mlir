@@ -116,3 +116,76 @@ func.func @bad_unroll() attributes {c = #kgraph.elementwise_config<block_size = 
 func.func @bad_grid() attributes {c = #kgraph.elementwise_config<block_size = 128, vector_width = 4, unroll = 1, grid_size = 0>} {
   return
 }
+
+// -----
+
+func.func @kind_gemm_without_matmul(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'gemm' needs exactly one kgraph.matmul or kgraph.conv2d, found 0}}
+  %0 = kgraph.fused gemm (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = kgraph.relu %x : tensor<4xf32>
+    kgraph.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kind_elementwise_with_reduce(%a: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'elementwise' holds 'kgraph.reduce', which elementwise kernels cannot compute}}
+  %0 = kgraph.fused elementwise (%a) : (tensor<4xf32>) -> tensor<f32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = kgraph.reduce sum %x axes = [0] : tensor<4xf32>
+    kgraph.yield %r : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @kind_reduce_without_reduce(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'reduce' has no kgraph.reduce}}
+  %0 = kgraph.fused reduce (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = kgraph.relu %x : tensor<4xf32>
+    kgraph.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kind_stencil_without_window(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'stencil' has no kgraph.conv2d or kgraph.pool2d}}
+  %0 = kgraph.fused stencil (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = kgraph.relu %x : tensor<4xf32>
+    kgraph.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kind_gemm_with_two_matmuls(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'gemm' needs exactly one kgraph.matmul or kgraph.conv2d, found 2}}
+  %0 = kgraph.fused gemm (%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %m = kgraph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %n = kgraph.matmul %m, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    kgraph.yield %n : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @kind_copy_without_data_movement(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kgraph.fused' op of kind 'copy' has no data-movement op}}
+  %0 = kgraph.fused copy (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = kgraph.relu %x : tensor<4xf32>
+    kgraph.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -89,3 +89,17 @@ func.func @batch_coords(%a: tensor<2147483648x64x64xf16>, %b: tensor<2147483648x
   }
   return %0 : tensor<2147483648x64x128xf32>
 }
+
+// -----
+
+// The element-type table has no tensor-map data type for i8 (the launch plan
+// names maps of f16, bf16 and f32).
+func.func @tma_i8(%a: tensor<512x512xi8>, %b: tensor<512x512xi8>) -> tensor<512x512xi32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma has no tensor-map data type for 'i8' operands}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 32], load_width = 16, smem_padding = 0, copy = tma>} : (tensor<512x512xi8>, tensor<512x512xi8>) -> tensor<512x512xi32> {
+  ^bb0(%x: tensor<512x512xi8>, %y: tensor<512x512xi8>):
+    %r = kgraph.matmul %x, %y : tensor<512x512xi8>, tensor<512x512xi8> -> tensor<512x512xi32>
+    kgraph.yield %r : tensor<512x512xi32>
+  }
+  return %0 : tensor<512x512xi32>
+}

@@ -144,7 +144,7 @@ func.func @too_many_registers(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) 
 // -----
 
 func.func @elementwise_config_on_matmul(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{'kgraph.fused' op computes a kgraph.matmul but its 'kgraph.config' is not a #kgraph.matmul_config: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for elementwise kernels but holds 'kgraph.matmul', which elementwise kernels cannot compute: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
   ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
     %r = kgraph.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
@@ -156,7 +156,7 @@ func.func @elementwise_config_on_matmul(%a: tensor<64x64xf16>, %b: tensor<64x64x
 // -----
 
 func.func @matmul_config_on_elementwise(%a: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error @+1 {{'kgraph.fused' op has a #kgraph.matmul_config but holds no kgraph.matmul or kgraph.conv2d}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for gemm kernels but needs exactly one kgraph.matmul or kgraph.conv2d, found 0}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1, instruction = fma, instruction_shape = [1, 1, 1], load_width = 1, smem_padding = 0>} : (tensor<64xf32>) -> tensor<64xf32> {
   ^bb0(%x: tensor<64xf32>):
     %r = kgraph.exp %x : tensor<64xf32>

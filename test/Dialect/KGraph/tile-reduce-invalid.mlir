@@ -107,7 +107,7 @@ func.func @empty(%x: tensor<4x0xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @wrong_config(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kgraph.fused' op computes a kgraph.reduce but its 'kgraph.config' is not a #kgraph.reduce_config: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for elementwise kernels but holds 'kgraph.reduce', which elementwise kernels cannot compute: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
   %0 = kgraph.fused (%x) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<4x8xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
@@ -119,7 +119,7 @@ func.func @wrong_config(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @config_without_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'kgraph.fused' op has a #kgraph.reduce_config but its body has no kgraph.reduce}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for reduce kernels but has no kgraph.reduce: #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 1, grid_size = 1>}}
   %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 1, grid_size = 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %e = kgraph.exp %a : tensor<4x8xf32>

@@ -219,20 +219,13 @@ func.func @yield_input(%a: tensor<1x1x16x16xf32>) -> (tensor<1x1x16x16xf32>, ten
 
 // -----
 
-func.func @int_pool(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x8x8xi32> {
-  // expected-error @+1 {{'kgraph.pool2d' op has no code generation for element type 'i32': stencil kernels compute floats}}
-  %0 = kgraph.pool2d max %a kernel = [2, 2] strides = [2, 2] : tensor<1x1x16x16xi32>
-  return %0 : tensor<1x1x8x8xi32>
-}
-
-// -----
-
-func.func @float_chain(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
-  %0 = kgraph.fused (%a) : (tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
-  ^bb0(%x: tensor<1x1x16x16xi32>):
-    %r = kgraph.relu %x : tensor<1x1x16x16xi32>
-    // expected-error @+1 {{'kgraph.pool2d' op in a stencil group must compute floats, got 'i32' -> 'i32'}}
-    %p = kgraph.pool2d max %r kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xi32>
+// An integer conv2d in a stencil group (pool2d of integers is supported).
+func.func @int_conv(%a: tensor<1x1x16x16xi8>, %w: tensor<1x1x3x3xi8>) -> tensor<1x1x16x16xi32> {
+  %0 = kgraph.fused (%a, %w) : (tensor<1x1x16x16xi8>, tensor<1x1x3x3xi8>) -> tensor<1x1x16x16xi32> {
+  ^bb0(%x: tensor<1x1x16x16xi8>, %f: tensor<1x1x3x3xi8>):
+    // expected-error @+1 {{'kgraph.conv2d' op in a stencil group must compute floats, got 'i8' -> 'i32'}}
+    %c = kgraph.conv2d %x, %f padding = [1, 1, 1, 1] : tensor<1x1x16x16xi8>, tensor<1x1x3x3xi8> -> tensor<1x1x16x16xi32>
+    %p = kgraph.pool2d max %c kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xi32>
     kgraph.yield %p : tensor<1x1x16x16xi32>
   }
   return %0 : tensor<1x1x16x16xi32>
@@ -241,7 +234,7 @@ func.func @float_chain(%a: tensor<1x1x16x16xi32>) -> tensor<1x1x16x16xi32> {
 // -----
 
 func.func @pinned_matmul(%a: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
-  // expected-error @+1 {{'kgraph.fused' op is a stencil group but its 'kgraph.config' is not a #kgraph.stencil_config: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for elementwise kernels but holds 'kgraph.pool2d', which elementwise kernels cannot compute: #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
   ^bb0(%x: tensor<1x1x16x16xf32>):
     %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x16xf32>
@@ -253,7 +246,7 @@ func.func @pinned_matmul(%a: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
 // -----
 
 func.func @stencil_config_on_elementwise(%a: tensor<16xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'kgraph.fused' op has a #kgraph.stencil_config but its body has no kgraph.conv2d or kgraph.pool2d}}
+  // expected-error @+1 {{'kgraph.fused' op has a 'kgraph.config' for stencil kernels but has no kgraph.conv2d or kgraph.pool2d: #kgraph.stencil_config<tile_h = 4, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 4>}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 4, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 4>} : (tensor<16xf32>) -> tensor<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     %r = kgraph.relu %x : tensor<16xf32>
@@ -290,8 +283,9 @@ func.func @grid_y(%a: tensor<1x1x70000x4xf32>) -> tensor<1x1x70000x4xf32> {
 
 // -----
 
-// Eight chained 7x7 pools on 4 channels: even the smallest tile's
-// intermediates exceed shared memory.
+// Sixteen chained 7x7 pools on 4 channels: even a 1x1 tile needs a
+// 97x97 region of the input (and the intermediates), more than shared
+// memory holds.
 func.func @no_tile(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
   // expected-error @+1 {{'kgraph.fused' op has no stencil tile whose intermediates fit the 166912 bytes of shared memory of sm_80}}
   %0 = kgraph.fused (%a) : (tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
@@ -304,7 +298,15 @@ func.func @no_tile(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
     %p5 = kgraph.pool2d max %p4 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
     %p6 = kgraph.pool2d max %p5 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
     %p7 = kgraph.pool2d max %p6 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
-    kgraph.yield %p7 : tensor<1x4x512x512xf32>
+    %p8 = kgraph.pool2d max %p7 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p9 = kgraph.pool2d max %p8 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p10 = kgraph.pool2d max %p9 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p11 = kgraph.pool2d max %p10 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p12 = kgraph.pool2d max %p11 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p13 = kgraph.pool2d max %p12 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p14 = kgraph.pool2d max %p13 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p15 = kgraph.pool2d max %p14 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    kgraph.yield %p15 : tensor<1x4x512x512xf32>
   }
   return %0 : tensor<1x4x512x512xf32>
 }

@@ -74,3 +74,27 @@ func.func @pinned(%x: tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
   }
   return %0 : tensor<1x1x100x300xf32>
 }
+
+// -----
+
+// Eight chained 7x7 pools on 4 channels: no usual tile (16x32 and up)
+// fits, so the search goes on over smaller tiles; an 8x8 tile with one warp
+// fits one block per SM.
+// CHECK-LABEL: func @pool_chain
+// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 8, block_x = 8, block_y = 4, rows_per_thread = 4>
+func.func @pool_chain(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+  // expected-remark @+1 {{stencil tile 8x8, 32 threads, 227584 B shared, grid 64x64x1, 996.00 global B/px, halo overhead 23.00, 32641.0 taps/px}}
+  %0 = kgraph.fused (%a) : (tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
+  ^bb0(%x: tensor<1x4x512x512xf32>):
+    %p0 = kgraph.pool2d max %x kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p1 = kgraph.pool2d max %p0 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p2 = kgraph.pool2d max %p1 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p3 = kgraph.pool2d max %p2 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p4 = kgraph.pool2d max %p3 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p5 = kgraph.pool2d max %p4 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p6 = kgraph.pool2d max %p5 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    %p7 = kgraph.pool2d max %p6 kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
+    kgraph.yield %p7 : tensor<1x4x512x512xf32>
+  }
+  return %0 : tensor<1x4x512x512xf32>
+}

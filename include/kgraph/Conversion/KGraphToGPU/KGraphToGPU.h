@@ -31,6 +31,10 @@ inline constexpr llvm::StringLiteral kDtypeAttrName = "kgraph.dtype";
 /// (i1 is stored as one byte).
 mlir::Type getStorageElementType(mlir::Type elementType);
 
+/// The kgraph.dtype attribute of a buffer holding tensors of `elementType`
+/// when its storage type is another (i1 -> "i1"), else null.
+mlir::StringAttr getLogicalDtypeAttr(mlir::Type elementType);
+
 /// Memref type holding a tensor of `type` in device memory.
 mlir::MemRefType getStorageMemRefType(mlir::RankedTensorType type);
 

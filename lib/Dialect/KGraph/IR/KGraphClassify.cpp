@@ -22,3 +22,54 @@ bool kgraph::isKernelOp(Operation *op) {
   return llvm::isa<KGraphDialect>(op->getDialect()) &&
          !llvm::isa<FusedOp, YieldOp>(op);
 }
+
+bool kgraph::isDataMovementOp(Operation *op) {
+  return llvm::isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, BroadcastToOp>(
+      op);
+}
+
+std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
+  auto fused = llvm::cast<FusedOp>(group);
+  auto isAnchor = [&](Operation &op) {
+    switch (kind) {
+    case GroupKind::elementwise:
+      return false;
+    case GroupKind::gemm:
+      return llvm::isa<MatmulOp, Conv2dOp>(op);
+    case GroupKind::reduce:
+      return llvm::isa<ReduceOp>(op);
+    case GroupKind::stencil:
+      return llvm::isa<Conv2dOp, Pool2dOp>(op);
+    case GroupKind::copy:
+      return isDataMovementOp(&op);
+    }
+    llvm_unreachable("unknown group kind");
+  };
+  int64_t anchors = 0;
+  for (Operation &op : fused.getBody().front().without_terminator()) {
+    if (isAnchor(op)) {
+      ++anchors;
+      continue;
+    }
+    if (!isElementwiseOp(&op) && !op.hasTrait<mlir::OpTrait::ConstantLike>())
+      return ("holds '" + op.getName().getStringRef() + "', which " +
+              stringifyGroupKind(kind) + " kernels cannot compute")
+          .str();
+  }
+  switch (kind) {
+  case GroupKind::elementwise:
+    return "";
+  case GroupKind::gemm:
+    return anchors == 1
+               ? ""
+               : "needs exactly one kgraph.matmul or kgraph.conv2d, found " +
+                     std::to_string(anchors);
+  case GroupKind::reduce:
+    return anchors ? "" : "has no kgraph.reduce";
+  case GroupKind::stencil:
+    return anchors ? "" : "has no kgraph.conv2d or kgraph.pool2d";
+  case GroupKind::copy:
+    return anchors ? "" : "has no data-movement op";
+  }
+  llvm_unreachable("unknown group kind");
+}

@@ -12,6 +12,7 @@ using namespace kgraph;
 
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.cpp.inc"
 #include "kgraph/Dialect/KGraph/IR/KGraphEnums.cpp.inc"
+#include "kgraph/Dialect/KGraph/IR/KGraphAttrInterfaces.cpp.inc"
 
 static ParseResult parseMatmulConfigTail(AsmParser &parser,
                                          int64_t &groupM,

@@ -13,5 +13,11 @@
 using namespace mlir;
 using namespace kgraph;
 
+// The optional group kind of kgraph.fused (RegionOps.cpp).
+namespace kgraph {
+ParseResult parseGroupKind(OpAsmParser &parser, GroupKindAttr &kind);
+void printGroupKind(OpAsmPrinter &printer, Operation *op, GroupKindAttr kind);
+} // namespace kgraph
+
 #define GET_OP_CLASSES
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.cpp.inc"

@@ -1,11 +1,40 @@
 //===- RegionOps.cpp - kgraph.fused and kgraph.yield ----------------------===//
 
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
 using namespace kgraph;
+
+namespace kgraph {
+ParseResult parseGroupKind(OpAsmParser &parser, GroupKindAttr &kind);
+void printGroupKind(OpAsmPrinter &printer, Operation *op, GroupKindAttr kind);
+} // namespace kgraph
+
+/// `kgraph.fused gemm (...)`: the optional kind is a bare keyword.
+ParseResult kgraph::parseGroupKind(OpAsmParser &parser,
+                                           GroupKindAttr &kind) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (failed(parser.parseOptionalKeyword(&keyword)))
+    return success();
+  std::optional<GroupKind> parsed = symbolizeGroupKind(keyword);
+  if (!parsed)
+    return parser.emitError(loc, "unknown group kind '")
+           << keyword << "'; kinds: elementwise, gemm, reduce, stencil, copy";
+  kind = GroupKindAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+void kgraph::printGroupKind(OpAsmPrinter &printer, Operation *,
+                                    GroupKindAttr kind) {
+  // `kgraph.fused gemm (%a, %b)`, like `kgraph.fused (%a, %b)` without.
+  if (kind)
+    printer << stringifyGroupKind(kind.getValue()) << " ";
+}
 
 YieldOp FusedOp::getYield() {
   return llvm::cast<YieldOp>(getBody().front().getTerminator());
@@ -46,6 +75,18 @@ LogicalResult FusedOp::verify() {
       return emitOpError("body may only hold kgraph ops and arith.constant, "
                          "found '")
              << op.getName() << "'";
+  }
+  if (std::optional<GroupKind> kind = getKind()) {
+    std::string error = getGroupKindError(*this, *kind);
+    if (!error.empty())
+      return emitOpError("of kind '")
+             << stringifyGroupKind(*kind) << "' " << error;
+  }
+  if (std::optional<GroupKind> kind = getKind()) {
+    std::string error = getGroupKindError(*this, *kind);
+    if (!error.empty())
+      return emitOpError("of kind '")
+             << stringifyGroupKind(*kind) << "' " << error;
   }
   return success();
 }

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 #include "OpHelpers.h"
 
@@ -119,19 +120,6 @@ computeWindowOutputSize(const WindowDim &dim, bool showDilation,
   return size;
 }
 
-namespace {
-/// Positions of the channel and spatial dims of an activation tensor.
-struct ActivationDims {
-  unsigned channel, height, width;
-};
-} // namespace
-
-static ActivationDims getActivationDims(Layout layout) {
-  if (layout == Layout::nhwc)
-    return {3, 1, 2};
-  return {1, 2, 3};
-}
-
 //===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//
@@ -217,10 +205,10 @@ LogicalResult Conv2dOp::verify() {
     return emitOpError("groups must be positive, got ") << groups;
 
   bool nhwc = getLayout() == Layout::nhwc;
-  ActivationDims dims = getActivationDims(getLayout());
+  ActivationAxes dims = getActivationAxes(getLayout());
   ArrayRef<int64_t> input = inputType.getShape();
   ArrayRef<int64_t> filter = filterType.getShape();
-  int64_t channels = input[dims.channel];
+  int64_t channels = input[dims.c];
   int64_t filters = filter[0];
   // The filter is [F, C/groups, KH, KW] for nchw, [F, KH, KW, C/groups] for
   // nhwc.
@@ -244,9 +232,9 @@ LogicalResult Conv2dOp::verify() {
            << kernelH << "x" << kernelW;
 
   WindowDim spatial[2] = {
-      {"height", "H", "top", "bottom", input[dims.height], padding[0],
+      {"height", "H", "top", "bottom", input[dims.h], padding[0],
        padding[1], kernelH, strides[0], dilations[0]},
-      {"width", "W", "left", "right", input[dims.width], padding[2], padding[3],
+      {"width", "W", "left", "right", input[dims.w], padding[2], padding[3],
        kernelW, strides[1], dilations[1]}};
   int64_t outSizes[2];
   for (auto [i, dim] : llvm::enumerate(spatial)) {
@@ -310,12 +298,12 @@ LogicalResult Pool2dOp::inferReturnTypes(
     return emitError() << "avg pooling requires a float element type, got "
                        << elementType;
 
-  ActivationDims dims = getActivationDims(layout);
+  ActivationAxes dims = getActivationAxes(layout);
   ArrayRef<int64_t> input = inputType.getShape();
-  WindowDim spatial[2] = {{"height", "H", "top", "bottom", input[dims.height],
+  WindowDim spatial[2] = {{"height", "H", "top", "bottom", input[dims.h],
                            padding[0], padding[1], kernel[0], strides[0],
                            /*dilation=*/1},
-                          {"width", "W", "left", "right", input[dims.width],
+                          {"width", "W", "left", "right", input[dims.w],
                            padding[2], padding[3], kernel[1], strides[1],
                            /*dilation=*/1}};
   int64_t outSizes[2];
@@ -336,8 +324,8 @@ LogicalResult Pool2dOp::inferReturnTypes(
   }
 
   SmallVector<int64_t> shape(input);
-  shape[dims.height] = outSizes[0];
-  shape[dims.width] = outSizes[1];
+  shape[dims.h] = outSizes[0];
+  shape[dims.w] = outSizes[1];
   inferredReturnTypes.push_back(RankedTensorType::get(shape, elementType));
   return success();
 }

@@ -1,6 +1,7 @@
 //===- FormKernels.cpp - one kgraph.fused group per unfused op -----------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -15,7 +16,8 @@ using namespace mlir;
 using namespace kgraph;
 
 FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
-                              ArrayRef<Value> results) {
+                              ArrayRef<Value> results,
+                              std::optional<GroupKind> kind) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
   // Operands from outside the group become inputs, except constants, which
   // are cloned into the body (they are free to rematerialize).
@@ -61,6 +63,8 @@ FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
   for (Operation *c : constants)
     if (c->use_empty())
       c->erase();
+  // The kind is decided here, once, for every later pass.
+  fused.setKind(kind ? *kind : classifyGroup(fused));
   builder.setInsertionPointAfter(fused);
   return fused;
 }

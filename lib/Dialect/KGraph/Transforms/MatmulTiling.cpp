@@ -60,6 +60,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -75,95 +77,6 @@
 
 using namespace mlir;
 using namespace kgraph;
-
-//===----------------------------------------------------------------------===//
-// Problem
-//===----------------------------------------------------------------------===//
-
-Type MatmulProblem::getAccumulatorType() const {
-  MLIRContext *ctx = operandType.getContext();
-  if (operandType.isInteger(8))
-    return IntegerType::get(ctx, 32);
-  return Float32Type::get(ctx);
-}
-
-FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
-                                                  std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto lhs = llvm::dyn_cast<RankedTensorType>(op.getLhs().getType());
-  auto rhs = llvm::dyn_cast<RankedTensorType>(op.getRhs().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!lhs || !rhs || !result || lhs.getRank() < 2 || lhs.getRank() > 3 ||
-      rhs.getRank() != lhs.getRank() || result.getRank() != lhs.getRank())
-    return fail("operands are not rank-2 or rank-3 tensors of one rank");
-
-  MatmulProblem p;
-  int64_t rank = lhs.getRank();
-  p.batch = rank == 3 ? lhs.getDimSize(0) : 1;
-  p.transposeA = op.getTransposeA();
-  p.transposeB = op.getTransposeB();
-  p.m = result.getDimSize(rank - 2);
-  p.n = result.getDimSize(rank - 1);
-  p.k = lhs.getDimSize(p.transposeA ? rank - 2 : rank - 1);
-  p.operandType = lhs.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
-                Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no matmul kernel");
-  return p;
-}
-
-FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
-                                                std::string *whyNot) {
-  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
-    if (whyNot)
-      *whyNot = why.str();
-    return failure();
-  };
-  auto input = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
-  auto filter = llvm::dyn_cast<RankedTensorType>(op.getFilter().getType());
-  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (!input || !filter || !result || input.getRank() != 4 ||
-      filter.getRank() != 4 || result.getRank() != 4)
-    return fail("operands are not rank-4 tensors");
-  bool nhwc = op.getLayout() == Layout::nhwc;
-  int64_t groups = op.getGroups();
-  ArrayRef<int64_t> in = input.getShape(), out = result.getShape(),
-                    fil = filter.getShape();
-  int64_t channels = nhwc ? in[3] : in[1];
-  int64_t filters = nhwc ? out[3] : out[1];
-  int64_t outH = nhwc ? out[1] : out[2], outW = nhwc ? out[2] : out[3];
-  if (groups <= 0 || channels % groups != 0 || filters % groups != 0)
-    return fail("groups do not divide the channels");
-
-  MatmulProblem p;
-  p.batch = groups;
-  p.m = in[0] * outH * outW;
-  p.n = filters / groups;
-  // [F, C/g, KH, KW] or [F, KH, KW, C/g]: a filter row is its K.
-  p.k = fil[1] * fil[2] * fil[3];
-  p.transposeA = false;
-  p.transposeB = true;
-  p.contiguousRunA = nhwc ? channels / groups : 1;
-  p.operandType = input.getElementType();
-  p.resultType = result.getElementType();
-  p.allowTf32 = op.getPrecision() == Precision::tf32;
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
-    return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
-                Twine(p.n) + ", K " + Twine(p.k) + ")");
-  if (!p.operandType.isF16() && !p.operandType.isBF16() &&
-      !p.operandType.isF32() && !p.operandType.isInteger(8))
-    return fail("operands of this element type have no conv2d kernel");
-  return p;
-}
 
 //===----------------------------------------------------------------------===//
 // Plain-struct view of a configuration
@@ -198,11 +111,12 @@ struct Tiling {
 };
 } // namespace
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Bytes of one element in memory.
+/// Bytes of one element in memory (the element-type table's; problems are
+/// only built for types it has).
 static int64_t elementBytes(Type type) {
-  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  const ElementTypeInfo *info = lookupElementType(type);
+  assert(info && "MatmulProblem of an element type kgraph does not have");
+  return info->storageBytes;
 }
 
 /// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
@@ -218,9 +132,19 @@ static std::pair<int64_t, int64_t> simtLanes(const Tiling &t) {
 
 /// Fixed per-thread registers for addresses, loop counters, predicates.
 static constexpr int64_t kOverheadRegisters = 40;
-/// Extra dynamic shared memory of a wgmma kernel: its tiles are aligned to
-/// 1024 bytes at run time (kWgmmaTileAlignment in the emitter).
-static constexpr int64_t kWgmmaAlignmentSlack = 1024;
+
+/// The fields of `t` that decide its shared memory.
+static GemmTileShape tileShapeOf(const Tiling &t) {
+  GemmTileShape s;
+  s.tileM = t.tileM;
+  s.tileN = t.tileN;
+  s.tileK = t.tileK;
+  s.stages = t.stages;
+  s.smemPadding = t.smemPadding;
+  s.instruction = t.kind;
+  s.copy = t.copy;
+  return s;
+}
 
 /// Tiles whose stages an asynchronous wgmma may still read while the next
 /// ones load (the kernel waits with wait_group 1 from 3 stages on).
@@ -228,30 +152,24 @@ static int64_t tilesInFlight(const Tiling &t) {
   return t.kind == MmaKind::wgmma && t.stages >= 3 ? 1 : 0;
 }
 
-static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
-                                       Type accumulatorType, bool transposeA,
-                                       bool transposeB, bool asyncCopies) {
+static MatmulResourceEstimate estimate(const Tiling &t, const MatmulProblem &p,
+                                       bool asyncCopies) {
   MatmulResourceEstimate r;
-  int64_t eb = elementBytes(operandType);
-  // The layout documented in MatmulTiling.h.
-  int64_t rowsA = transposeA ? t.tileK : t.tileM;
-  int64_t colsA = transposeA ? t.tileM : t.tileK;
-  int64_t rowsB = transposeB ? t.tileN : t.tileK;
-  int64_t colsB = transposeB ? t.tileK : t.tileN;
-  r.stageBytesA = rowsA * (colsA + t.smemPadding) * eb;
-  r.stageBytesB = rowsB * (colsB + t.smemPadding) * eb;
-  r.sharedMemoryBytes = t.stages * (r.stageBytesA + r.stageBytesB);
-  // wgmma's swizzled tiles start on a 1024-byte boundary that the kernel
-  // finds at run time in the dynamic shared memory.
-  if (t.kind == MmaKind::wgmma)
-    r.sharedMemoryBytes += kWgmmaAlignmentSlack;
+  int64_t eb = elementBytes(p.operandType);
+  // The kernel's layout (GemmModel.h): tiles, alignment slack, mbarriers.
+  GemmSharedMemoryLayout smem = getGemmSharedMemoryLayout(p, tileShapeOf(t));
+  r.stageBytesA = smem.stageBytesA;
+  r.stageBytesB = smem.stageBytesB;
+  r.sharedMemoryBytes = smem.totalBytes;
   r.threadsPerBlock = 32 * t.warps();
 
   // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
-  int64_t accWords = std::max<int64_t>(
-      1, ceilDiv(accumulatorType.getIntOrFloatBitWidth(), 32));
+  const ElementTypeInfo *acc = lookupElementType(p.getAccumulatorType());
+  assert(acc && "accumulator of an element type kgraph does not have");
+  int64_t accWords =
+      std::max<int64_t>(1, llvm::divideCeilSigned(int64_t(acc->bitWidth), 32));
   r.accumulatorRegisters =
-      ceilDiv(t.warpTileM() * t.warpTileN(), 32) * accWords;
+      llvm::divideCeilSigned(t.warpTileM() * t.warpTileN(), 32) * accWords;
 
   // Operand fragments for one instruction-k step, double buffered so the
   // next step's loads overlap the current step's math.
@@ -260,13 +178,13 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
     r.fragmentRegisters = 0;
   } else if (t.kind == MmaKind::fma) {
     auto [lanesM, lanesN] = simtLanes(t);
-    int64_t perStep =
-        ceilDiv(t.warpTileM(), lanesM) + ceilDiv(t.warpTileN(), lanesN);
+    int64_t perStep = llvm::divideCeilSigned(t.warpTileM(), lanesM) +
+                      llvm::divideCeilSigned(t.warpTileN(), lanesN);
     r.fragmentRegisters = 2 * perStep;
   } else {
     // An m x k (k x n) fragment spread over 32 lanes of 4-byte registers.
-    int64_t regsA = ceilDiv(t.instM * t.instK * eb, 128);
-    int64_t regsB = ceilDiv(t.instN * t.instK * eb, 128);
+    int64_t regsA = llvm::divideCeilSigned(t.instM * t.instK * eb, 128);
+    int64_t regsB = llvm::divideCeilSigned(t.instN * t.instK * eb, 128);
     int64_t perStep =
         (t.warpTileM() / t.instM) * regsA + (t.warpTileN() / t.instN) * regsB;
     r.fragmentRegisters = 2 * perStep;
@@ -274,20 +192,18 @@ static MatmulResourceEstimate estimate(const Tiling &t, Type operandType,
 
   // Without cp.async a stage travels global -> registers -> shared memory.
   if (!asyncCopies)
-    r.stagingRegisters = ceilDiv((t.tileM * t.tileK + t.tileK * t.tileN) * eb,
-                                 r.threadsPerBlock * 4);
+    r.stagingRegisters = llvm::divideCeilSigned(
+        (t.tileM * t.tileK + t.tileK * t.tileN) * eb, r.threadsPerBlock * 4);
 
   r.registersPerThread = r.accumulatorRegisters + r.fragmentRegisters +
                          r.stagingRegisters + kOverheadRegisters;
   return r;
 }
 
-MatmulResourceEstimate
-kgraph::estimateResources(MatmulConfigAttr config, Type operandType,
-                          Type accumulatorType, bool transposeA,
-                          bool transposeB, bool asyncCopies) {
-  return estimate(Tiling::fromAttr(config), operandType, accumulatorType,
-                  transposeA, transposeB, asyncCopies);
+MatmulResourceEstimate kgraph::estimateResources(MatmulConfigAttr config,
+                                                 const MatmulProblem &problem,
+                                                 bool asyncCopies) {
+  return estimate(Tiling::fromAttr(config), problem, asyncCopies);
 }
 
 StringRef kgraph::stringifyOccupancyLimit(OccupancyLimit limit) {
@@ -371,40 +287,42 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kTimeTolerance = 0.03;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
-/// table's f16 rates: tf32 at half of them, i8 at twice.
+/// table's f16 rates scaled by the element-type table's operand rate (tf32
+/// at half of them, i8 at twice).
 static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
   if (kind == MmaKind::fma)
     return target.f32LanesPerSM;
   double f16Rate = kind == MmaKind::wgmma ? target.wgmmaF16MacsPerClock
                                           : target.mmaF16MacsPerClock;
-  if (operandType.isF32())
-    return f16Rate / 2;
-  if (operandType.isInteger(8))
-    return f16Rate * 2;
-  return f16Rate;
+  // A tensor-core kind on an operand type without a tensor-core operand
+  // never reaches the model: verifyMatmulConfig rejects it.
+  std::optional<MmaOperandType> type =
+      getMmaOperandType(operandType, /*allowTf32=*/true);
+  assert(type && "tensor-core instruction on operands that have none");
+  return f16Rate * getMmaOperandInfo(*type).rateRelativeToF16;
 }
 
 static MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
                                      const SMTarget &target) {
   MatmulEstimate e;
-  e.resources = estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-                         p.transposeB,
-                         target.hasCpAsync && !p.stagedInRegisters);
+  e.resources = estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   e.occupancy = estimateOccupancy(e.resources, target);
-  e.numBlocks = p.batch * ceilDiv(p.m, t.tileM) * ceilDiv(p.n, t.tileN);
+  e.numBlocks = p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
+                llvm::divideCeilSigned(p.n, t.tileN);
   if (e.occupancy.blocksPerSM == 0) {
     e.cycles = std::numeric_limits<double>::infinity();
     return e;
   }
   const double numSMs = target.numSMs;
-  int64_t resident = std::min<int64_t>(e.occupancy.blocksPerSM,
-                                       ceilDiv(e.numBlocks, target.numSMs));
-  e.waves = ceilDiv(e.numBlocks, resident * target.numSMs);
+  int64_t resident =
+      std::min<int64_t>(e.occupancy.blocksPerSM,
+                        llvm::divideCeilSigned(e.numBlocks, target.numSMs));
+  e.waves = llvm::divideCeilSigned(e.numBlocks, resident * target.numSMs);
   e.waveEfficiency =
       double(e.numBlocks) / double(e.waves * resident * target.numSMs);
 
   int64_t eb = elementBytes(p.operandType);
-  int64_t kIters = ceilDiv(p.k, t.tileK);
+  int64_t kIters = llvm::divideCeilSigned(p.k, t.tileK);
   double blocks = e.numBlocks;
 
   double saturation =
@@ -457,32 +375,11 @@ MatmulEstimate kgraph::estimateMatmul(MatmulConfigAttr config,
 
 /// The table's operand type for `problem`, if tensor cores can take it.
 static std::optional<MmaOperandType> mmaOperandType(const MatmulProblem &p) {
-  Type t = p.operandType;
-  if (t.isF16())
-    return MmaOperandType::F16;
-  if (t.isBF16())
-    return MmaOperandType::BF16;
-  if (t.isInteger(8))
-    return MmaOperandType::I8;
-  if (t.isF32() && p.allowTf32)
-    return MmaOperandType::TF32;
-  return std::nullopt;
+  return getMmaOperandType(p.operandType, p.allowTf32);
 }
 
 static StringRef mmaOperandTypeName(MmaOperandType t) {
-  switch (t) {
-  case MmaOperandType::F16:
-    return "f16";
-  case MmaOperandType::BF16:
-    return "bf16";
-  case MmaOperandType::TF32:
-    return "tf32";
-  case MmaOperandType::I8:
-    return "i8";
-  case MmaOperandType::F8E4M3:
-    return "f8E4M3";
-  }
-  return "?";
+  return getMmaOperandInfo(t).name;
 }
 
 /// The instruction the search uses: mma.sync of the m16n8kX family the
@@ -587,6 +484,10 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
     os << "copy = tma needs the tensor memory accelerator "
           "(cp.async.bulk.tensor), which "
        << target.name << " lacks";
+  else if (const ElementTypeInfo *info = lookupElementType(p.operandType);
+           !info || !info->tensorMapDataType)
+    os << "copy = tma has no tensor-map data type for '" << p.operandType
+       << "' operands";
   else if (p.contiguousRunA != 0)
     os << "copy = tma loads plain matrices only, not the im2col gather of a "
           "conv2d";
@@ -653,7 +554,7 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
     return false;
   Tiling withTma = t;
   withTma.copy = CopyKind::tma;
-  int64_t smem = e.resources.sharedMemoryBytes + 16 * t.stages;
+  int64_t smem = getGemmSharedMemoryLayout(p, tileShapeOf(withTma)).totalBytes;
   return smem <= int64_t(target.sharedMemPerBlock) &&
          getTmaConfigError(withTma.toAttr(ctx), p, target).empty();
 }
@@ -665,17 +566,17 @@ static bool usesTma(const Tiling &t, const MatmulEstimate &e,
 /// 522.
 static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
                               const MatmulProblem &p, const SMTarget &target) {
-  int64_t tilesM = ceilDiv(p.m, t.tileM), tilesN = ceilDiv(p.n, t.tileN);
+  int64_t tilesM = llvm::divideCeilSigned(p.m, t.tileM),
+          tilesN = llvm::divideCeilSigned(p.n, t.tileN);
   int64_t resident =
       int64_t(target.numSMs) * std::max<int64_t>(1, e.occupancy.blocksPerSM);
   return t.kind == MmaKind::wgmma && tilesM > kRasterGroupM &&
          p.batch * tilesM * tilesN > resident;
 }
 
-FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
-                                                       const MatmulProblem &p,
-                                                       const SMTarget &target,
-                                                       std::string *whyNot) {
+FailureOr<SmallVector<MatmulConfigAttr>>
+kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
+                          const SMTarget &target, std::string *whyNot) {
   Tiling base{};
   chooseInstruction(p, target, base);
   int64_t eb = elementBytes(p.operandType);
@@ -697,7 +598,7 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
       for (int64_t tk : tileKs) {
         if (tk % base.instK != 0)
           continue;
-        int64_t kIters = ceilDiv(p.k, tk);
+        int64_t kIters = llvm::divideCeilSigned(p.k, tk);
         for (int64_t wm : warpCounts)
           for (int64_t wn : warpCounts) {
             Tiling t = base;
@@ -737,7 +638,7 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
     w.instK = 16;
     w.tileK = 64;
     w.smemPadding = 0;
-    int64_t kIters = ceilDiv(p.k, w.tileK);
+    int64_t kIters = llvm::divideCeilSigned(p.k, w.tileK);
     const int64_t wgTiles[] = {64, 128, 256};
     const int64_t groupCounts[] = {1, 2, 4};
     for (int64_t tm : wgTiles)
@@ -786,7 +687,6 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
   double fastest = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates)
     fastest = std::min(fastest, c.estimate.cycles);
-  const Candidate *best = nullptr;
   auto key = [&](const Candidate &c) {
     const Tiling &t = c.tiling;
     const MatmulEstimate &e = c.estimate;
@@ -798,19 +698,56 @@ FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
             : 0,
         e.resources.sharedMemoryBytes, t.warps());
   };
-  for (const Candidate &c : candidates) {
-    if (c.estimate.cycles > fastest * (1 + kTimeTolerance))
-      continue;
-    if (!best || key(c) < key(*best))
-      best = &c;
+  // The ranking: the candidates within the tolerance first, by the key
+  // (rank 1 is the default choice), then the rest by estimated time; the
+  // enumeration order settles equals. Keys are computed once per
+  // candidate.
+  using Key = decltype(key(candidates.front()));
+  struct Ranked {
+    const Candidate *c;
+    bool tied;
+    Key key;
+    size_t index;
+  };
+  SmallVector<Ranked> order;
+  for (auto [i, c] : llvm::enumerate(candidates)) {
+    bool tied = c.estimate.cycles <= fastest * (1 + kTimeTolerance);
+    order.push_back({&c, tied, tied ? key(c) : Key(), i});
   }
-  Tiling chosen = best->tiling;
-  bool tma = usesTma(chosen, best->estimate, p, target, ctx);
-  if (tma)
-    chosen.copy = CopyKind::tma;
-  if (usesGroupedRaster(chosen, best->estimate, p, target))
-    chosen.groupM = tma ? kRasterGroupMTma : kRasterGroupM;
-  return chosen.toAttr(ctx);
+  llvm::sort(order, [](const Ranked &x, const Ranked &y) {
+    if (x.tied != y.tied)
+      return x.tied;
+    if (x.tied && x.key != y.key)
+      return x.key < y.key;
+    if (!x.tied && x.c->estimate.cycles != y.c->estimate.cycles)
+      return x.c->estimate.cycles < y.c->estimate.cycles;
+    return x.index < y.index;
+  });
+  // Each candidate gets the copy engine and rasterization the model uses
+  // for its tiling.
+  SmallVector<MatmulConfigAttr> ranked;
+  for (const Ranked &r : order) {
+    const Candidate &c = *r.c;
+    Tiling chosen = c.tiling;
+    bool tma = usesTma(chosen, c.estimate, p, target, ctx);
+    if (tma)
+      chosen.copy = CopyKind::tma;
+    if (usesGroupedRaster(chosen, c.estimate, p, target))
+      chosen.groupM = tma ? kRasterGroupMTma : kRasterGroupM;
+    ranked.push_back(chosen.toAttr(ctx));
+  }
+  return ranked;
+}
+
+FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MLIRContext *ctx,
+                                                       const MatmulProblem &p,
+                                                       const SMTarget &target,
+                                                       std::string *whyNot) {
+  FailureOr<SmallVector<MatmulConfigAttr>> ranked =
+      rankMatmulConfigs(ctx, p, target, whyNot);
+  if (failed(ranked))
+    return failure();
+  return ranked->front();
 }
 
 FailureOr<MatmulConfigAttr> kgraph::chooseMatmulConfig(MatmulOp op,
@@ -893,8 +830,7 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
   }
 
   MatmulResourceEstimate r =
-      estimate(t, p.operandType, p.getAccumulatorType(), p.transposeA,
-               p.transposeB, target.hasCpAsync && !p.stagedInRegisters);
+      estimate(t, p, target.hasCpAsync && !p.stagedInRegisters);
   if (r.sharedMemoryBytes > target.sharedMemPerBlock)
     return emitError() << "configuration needs " << r.sharedMemoryBytes
                        << " bytes of shared memory per block (" << t.stages
@@ -908,27 +844,8 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
                        << " lacks; it takes at most 2 (register double "
                           "buffering)";
 
-  int64_t eb = elementBytes(p.operandType);
-  if (t.loadWidth * eb > 16)
-    return emitError() << "load_width = " << t.loadWidth << " moves "
-                       << t.loadWidth * eb << " bytes per access of "
-                       << p.operandType << " elements; at most 16";
-  auto checkExtent = [&](int64_t extent, StringRef operand,
-                         StringRef dim) -> LogicalResult {
-    if (extent % t.loadWidth == 0)
-      return success();
-    return emitError() << "load_width = " << t.loadWidth
-                       << " does not divide the contiguous extent " << extent
-                       << " (" << dim << ") of " << operand;
-  };
-  bool implicit = p.contiguousRunA != 0;
-  if (failed(checkExtent(p.getContiguousExtentA(), implicit ? "input" : "lhs",
-                         implicit      ? "contiguous run of the im2col gather"
-                         : p.transposeA ? "M"
-                                        : "K")) ||
-      failed(checkExtent(p.getContiguousExtentB(), implicit ? "filter" : "rhs",
-                         p.transposeB ? "K" : "N")))
-    return failure();
+  if (std::string why = getLoadWidthError(config, p); !why.empty())
+    return emitError() << why;
   return success();
 }
 
@@ -949,4 +866,32 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
      << std::llround(e.sharedCycles) << ", estimated "
      << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
   return s;
+}
+
+KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
+                                     const MatmulProblem &p,
+                                     const SMTarget &target) {
+  constexpr int64_t kMaxGridY = 65535;
+  KernelLaunch launch;
+  int64_t tilesN = llvm::divideCeilSigned(p.n, config.getTileN());
+  int64_t tilesM = llvm::divideCeilSigned(p.m, config.getTileM());
+  bool linear = config.getGroupM() > 1 || tilesM > kMaxGridY;
+  launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
+                 p.batch};
+  launch.block = {config.getBlockThreads(), 1, 1};
+  launch.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
+  return launch;
+}
+
+FailureOr<MatmulProblem> kgraph::getGemmGroupProblem(FusedOp group,
+                                                     const SMTarget &target) {
+  FailureOr<GemmGroupParts> parts = analyzeGemmGroup(group);
+  if (failed(parts))
+    return failure();
+  std::string whyNot;
+  FailureOr<MatmulProblem> problem = getGemmProblem(*parts, &whyNot);
+  if (failed(problem))
+    return parts->anchor->emitOpError()
+           << "has no code generation for " << target.name << ": " << whyNot;
+  return problem;
 }

@@ -9,6 +9,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kgraph;
 
@@ -171,6 +173,79 @@ ReduceConfigAttr kgraph::chooseReduceConfig(FusedOp group, ReduceOp op,
       std::max<int64_t>(1, std::min(blocksNeeded, fullWave * kMaxWaves));
   return ReduceConfigAttr::get(op.getContext(), threadsPerRow, rowsPerBlock,
                                width, gridSize);
+}
+
+/// Cycles one dependent global load takes (an assumption of the coarse
+/// model below, not a measurement).
+static constexpr double kLoadLatencyCycles = 800;
+
+/// Coarse time of a reduction kernel: its bytes at the part's memory
+/// bandwidth, or, when too few threads are in flight to hide memory latency,
+/// the chain of loads each thread issues one after the other (one load
+/// latency each); plus the combining steps of a row (a shuffle per halving,
+/// two barriers past a warp).
+double kgraph::estimateReduceMicroseconds(ReduceConfigAttr config,
+                                          const ReduceLayout &layout,
+                                          int64_t bytes,
+                                          const SMTarget &target) {
+  int64_t blockSize = config.getBlockSize();
+  int64_t resident =
+      int64_t(target.numSMs) * target.blocksPerSMByThreads(blockSize);
+  double threads = double(std::min(config.getGridSize(), resident)) *
+                   double(blockSize);
+  double loads = double(layout.numOutputs) * double(layout.rowSize) /
+                 double(config.getVectorWidth());
+  double chain = std::ceil(loads / threads) * kLoadLatencyCycles;
+  int64_t t = config.getThreadsPerRow();
+  double combine = std::log2(double(t)) * 32 + (t > 32 ? 2 * 100 : 0);
+  return std::max(target.dramMicroseconds(double(bytes)),
+                  target.cyclesToMicroseconds(chain + combine));
+}
+
+SmallVector<ReduceConfigAttr> kgraph::enumerateReduceConfigs(
+    FusedOp group, ReduceOp op, const ReduceLayout &layout,
+    const SMTarget &target) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<ReduceConfigAttr> configs = {
+      chooseReduceConfig(group, op, layout, target)};
+  int64_t widest = getWidestAccessBytes(group);
+  const int64_t maxWidth = std::max<int64_t>(1, 16 / widest);
+  constexpr int64_t kMaxWaves = 64;
+  auto add = [&](int64_t threadsPerRow, int64_t rowsPerBlock, int64_t width) {
+    int64_t blockSize = threadsPerRow * rowsPerBlock;
+    if (blockSize % 32 != 0 || blockSize > int64_t(target.maxThreadsPerBlock))
+      return;
+    int64_t outputsPerBlock =
+        threadsPerRow == 1 ? rowsPerBlock * width : rowsPerBlock;
+    int64_t blocksNeeded = llvm::divideCeil(layout.numOutputs, outputsPerBlock);
+    int64_t fullWave =
+        int64_t(target.numSMs) * target.blocksPerSMByThreads(blockSize);
+    int64_t grid =
+        std::max<int64_t>(1, std::min(blocksNeeded, fullWave * kMaxWaves));
+    auto config = ReduceConfigAttr::get(ctx, threadsPerRow, rowsPerBlock,
+                                        width, grid);
+    if (!llvm::is_contained(configs, config))
+      configs.push_back(config);
+  };
+  // A thread per output, with the widths that divide the innermost kept
+  // extent.
+  for (int64_t width = maxWidth; width >= 1; width /= 2) {
+    if (width > 1 && (!layout.isInnerKept() ||
+                      layout.kept.back().size % width != 0))
+      continue;
+    for (int64_t rows : {128, 256, 512})
+      add(1, rows, width);
+  }
+  // Threads cooperating on a row.
+  for (int64_t width = maxWidth; width >= 1; width /= 2) {
+    if (width > 1 && (!layout.isInnerReduced() ||
+                      layout.reduced.back().size % width != 0))
+      continue;
+    for (int64_t t = 2; t <= 1024; t *= 2)
+      for (int64_t block : {128, 256, 512, 1024})
+        add(t, std::max<int64_t>(1, block / t), width);
+  }
+  return configs;
 }
 
 LogicalResult kgraph::verifyReduceConfig(

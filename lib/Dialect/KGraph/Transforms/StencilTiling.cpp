@@ -14,9 +14,15 @@
 // elementwise op. Larger tiles lose less to the halo; the shared memory of
 // the intermediates bounds them.
 //
+// Tiles count output positions while shared memory holds input regions,
+// which grow with a pool's stride and window. When no usual tile fits, the
+// search goes on over smaller tiles (down to 1x1, with as few warps as
+// cover them) at two, then one, resident blocks per SM.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Target/SMTargets.h"
 
@@ -35,9 +41,8 @@ struct Dims4 {
 
 static Dims4 getDims(ShapedType type, Layout layout) {
   ArrayRef<int64_t> s = type.getShape();
-  if (layout == Layout::nhwc)
-    return {s[0], s[3], s[1], s[2]};
-  return {s[0], s[1], s[2], s[3]};
+  ActivationAxes axes = getActivationAxes(layout);
+  return {s[axes.n], s[axes.c], s[axes.h], s[axes.w]};
 }
 
 static Layout getOpLayout(Operation *op) {
@@ -106,8 +111,10 @@ static InFlightDiagnostic &printArray(InFlightDiagnostic &diag,
 static LogicalResult checkStencilOp(Operation *op) {
   auto in = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-  if (!llvm::isa<FloatType>(in.getElementType()) ||
-      !llvm::isa<FloatType>(out.getElementType()))
+  // A pool2d of integers is a max pool (avg needs floats, says its
+  // verifier) and computes in i32.
+  if (llvm::isa<Conv2dOp>(op) && (!llvm::isa<FloatType>(in.getElementType()) ||
+                                  !llvm::isa<FloatType>(out.getElementType())))
     return op->emitOpError("in a stencil group must compute floats, got ")
            << in.getElementType() << " -> " << out.getElementType();
   Layout layout = getOpLayout(op);
@@ -167,13 +174,8 @@ static StencilFill getFill(Operation *op) {
 LogicalResult kgraph::checkStencilGroup(FusedOp group) {
   if (group.getNumResults() == 0)
     return group.emitOpError("has no results to compute");
-  if (Pool2dOp pool = getLonePool(group)) {
-    if (!llvm::isa<FloatType>(pool.getInput().getType().getElementType()))
-      return pool.emitOpError("has no code generation for element type ")
-             << pool.getInput().getType().getElementType()
-             << ": stencil kernels compute floats";
+  if (getLonePool(group))
     return success();
-  }
 
   // The grid: layout and N, H, W of the first conv2d or pool2d.
   Block &body = group.getBody().front();
@@ -498,31 +500,102 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
   MLIRContext *ctx = group.getContext();
   StencilConfigAttr best;
   double bestCost = 0;
-  for (int64_t th : {16, 32, 64})
-    for (int64_t tw : {32, 64, 128}) {
-      const int64_t threads = 256, rpt = 4;
-      int64_t bx = std::min<int64_t>(tw, 64);
-      auto config =
-          StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
-      StencilPlan plan = planStencilGroup(group, config);
-      // Two resident blocks per SM at least, so one block's barriers
-      // overlap with another's loads.
-      if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
-          2 * plan.sharedMemoryBytes > target.sharedMemPerSM ||
-          plan.gridY > 65535 || plan.gridZ > 65535)
-        continue;
-      StencilEstimate e = estimateStencil(group, config, plan, target);
-      double cost = e.workPerPixel / e.waveEfficiency;
-      // Prefer the smaller tile on (near) ties: less shared memory, more
-      // blocks in flight.
-      if (!best || cost < bestCost * 0.98) {
-        best = config;
-        bestCost = cost;
-      }
+  // Ranks the tile th x tw (rows_per_thread min(4, th); 256 threads, or
+  // with `fewThreads` for a tile of fewer than 256 strips the warps that
+  // cover its strips) if its shared memory fits `blocksPerSM` resident
+  // blocks.
+  auto consider = [&](int64_t th, int64_t tw, int64_t blocksPerSM,
+                      bool fewThreads) {
+    int64_t rpt = std::min<int64_t>(4, th);
+    int64_t strips = th / rpt * tw;
+    int64_t threads =
+        fewThreads ? std::clamp<int64_t>(llvm::PowerOf2Ceil(strips), 32, 256)
+                   : 256;
+    int64_t bx = std::min<int64_t>({tw, 64, threads});
+    auto config = StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
+    StencilPlan plan = planStencilGroup(group, config);
+    if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
+        blocksPerSM * plan.sharedMemoryBytes > target.sharedMemPerSM ||
+        plan.gridY > 65535 || plan.gridZ > 65535)
+      return;
+    StencilEstimate e = estimateStencil(group, config, plan, target);
+    // Threads without a strip of a small tile idle through its stores.
+    double utilization =
+        fewThreads ? std::min(1.0, double(strips) / threads) : 1.0;
+    double cost = e.workPerPixel / (e.waveEfficiency * utilization);
+    // The first candidate wins (near) ties: among the usual tiles the
+    // smaller, with less shared memory and more blocks in flight.
+    if (!best || cost < bestCost * 0.98) {
+      best = config;
+      bestCost = cost;
     }
-  if (!best)
-    return failure();
-  return best;
+  };
+  // The usual tiles, with two resident blocks per SM at least, so one
+  // block's barriers overlap with another's loads.
+  for (int64_t th : {16, 32, 64})
+    for (int64_t tw : {32, 64, 128})
+      consider(th, tw, 2, /*fewThreads=*/false);
+  if (best)
+    return best;
+  // Tiles are counted in output positions, but shared memory holds the
+  // input regions, which grow with the stride and the window (a 16x32 tile
+  // of a 3x3, stride-3 pool stages 48x96 inputs per channel). Then smaller
+  // tiles, down to one position, no larger than the output needs: first at
+  // two blocks per SM, then at one. On small images the model ranks many
+  // tiles alike (every block is a fraction of a wave); on such ties the
+  // larger tile wins, as it loads each halo once.
+  StencilPlan shape = planStencilGroup(
+      group, StencilConfigAttr::get(ctx, 1, 1, 1, 32, 1));
+  static constexpr int64_t kSmallH[] = {64, 32, 16, 8, 4, 2, 1};
+  static constexpr int64_t kSmallW[] = {128, 64, 32, 16, 8, 4, 2, 1};
+  for (int64_t blocksPerSM : {2, 1}) {
+    for (int64_t th : kSmallH)
+      for (int64_t tw : kSmallW)
+        if ((th < 16 || tw < 32 || blocksPerSM == 1) &&
+            th <= int64_t(llvm::PowerOf2Ceil(shape.h)) &&
+            tw <= int64_t(llvm::PowerOf2Ceil(shape.w)))
+          consider(th, tw, blocksPerSM, /*fewThreads=*/true);
+    if (best)
+      return best;
+  }
+  return failure();
+}
+
+double kgraph::estimateStencilMicroseconds(FusedOp group,
+                                           StencilConfigAttr config,
+                                           const SMTarget &target) {
+  StencilPlan plan = planStencilGroup(group, config);
+  StencilEstimate e = estimateStencil(group, config, plan, target);
+  // Per image pixel and channel block: the global bytes at the part's
+  // memory bandwidth, or the taps on the fp32 lanes, whichever binds,
+  // stretched by the last partial wave.
+  double pixels = double(plan.n) * plan.h * plan.w * plan.numChannelBlocks;
+  double memory = target.dramMicroseconds(pixels * e.globalBytesPerPixel);
+  double compute = target.cyclesToMicroseconds(
+      pixels * e.workPerPixel / (double(target.numSMs) * target.f32LanesPerSM));
+  return std::max(memory, compute) / e.waveEfficiency;
+}
+
+SmallVector<StencilConfigAttr>
+kgraph::enumerateStencilConfigs(FusedOp group, const SMTarget &target) {
+  MLIRContext *ctx = group.getContext();
+  SmallVector<StencilConfigAttr> configs;
+  if (FailureOr<StencilConfigAttr> chosen = chooseStencilConfig(group, target);
+      succeeded(chosen))
+    configs.push_back(*chosen);
+  for (int64_t th : {16, 32, 64})
+    for (int64_t tw : {32, 64, 128})
+      for (int64_t threads : {256, 128, 512})
+        for (int64_t rpt : {4, 2, 1}) {
+          int64_t bx = std::min<int64_t>(tw, 64);
+          if (threads % bx != 0 || th % rpt != 0)
+            continue;
+          auto config =
+              StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
+          if (!llvm::is_contained(configs, config))
+            configs.push_back(config);
+        }
+  return configs;
 }
 
 std::string kgraph::describeStencilPlan(FusedOp group,

@@ -93,7 +93,7 @@ def interpret(text, inputs):
         if line.startswith("func.func"):
             params = re.findall(r"(%\w+):", line.split("->")[0])
             env.update(zip(params, inputs))
-        elif m := re.match(r"(%\w+)(?::\d+)? = kgraph\.fused\((.*?)\)", line):
+        elif m := re.match(r"(%\w+)(?::\d+)? = kgraph\.fused (?:[a-z]+ )?\((.*?)\)", line):
             name, args = m.groups()
             ins = [value(t) for t in args.split(",")] if args else []
             i += 1

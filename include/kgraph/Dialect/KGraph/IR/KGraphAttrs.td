@@ -56,6 +56,20 @@ def KGraph_Precision : I32EnumAttr<"Precision",
 def KGraph_PrecisionAttr
     : EnumAttr<KGraph_Dialect, KGraph_Precision, "precision">;
 
+/// The kernel family of a `kgraph.fused` group: which selection model picks
+/// its configuration and which emitter lowers it. `copy` is reserved for
+/// data-movement kernels (transpose, concat); no group has it yet.
+def KGraph_GroupKind : I32EnumAttr<"GroupKind",
+    "kernel family of a kgraph.fused group", [
+      I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"gemm", 1>,
+      I32EnumAttrCase<"reduce", 2>, I32EnumAttrCase<"stencil", 3>,
+      I32EnumAttrCase<"copy", 4>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kgraph";
+}
+def KGraph_GroupKindAttr
+    : EnumAttr<KGraph_Dialect, KGraph_GroupKind, "group_kind">;
+
 //===----------------------------------------------------------------------===//
 // Code generation decisions, recorded in the IR
 //===----------------------------------------------------------------------===//

@@ -3,11 +3,16 @@
 #ifndef KGRAPH_DIALECT_KGRAPH_IR_KGRAPHCLASSIFY_H
 #define KGRAPH_DIALECT_KGRAPH_IR_KGRAPHCLASSIFY_H
 
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
 namespace mlir {
 class Operation;
 } // namespace mlir
 
 namespace kgraph {
+enum class GroupKind : uint32_t;
 
 /// True for ops computed one output element at a time from the broadcast
 /// operands at the same coordinates (unary, binary, cast, compare, select,
@@ -17,6 +22,19 @@ bool isElementwiseOp(mlir::Operation *op);
 /// True for kgraph ops that compute something and therefore belong in a
 /// kernel: everything in the dialect except kgraph.fused and kgraph.yield.
 bool isKernelOp(mlir::Operation *op);
+
+/// True for the ops that only move or view data (reshape, transpose, slice,
+/// concat, broadcast_to): the members of a `copy` group.
+bool isDataMovementOp(mlir::Operation *op);
+
+/// Why the ops of a group body cannot form a kernel of `kind`, or an empty
+/// string if they can. Structure only: an elementwise group holds only
+/// elementwise ops; a gemm group exactly one matmul or conv2d; a reduce group
+/// at least one reduce; a stencil group at least one conv2d or pool2d; a copy
+/// group at least one data-movement op; besides its anchors, every group may
+/// hold elementwise ops and constants. Shapes, types and counts beyond that
+/// are each family's tiling checks.
+std::string getGroupKindError(mlir::Operation *group, GroupKind kind);
 
 } // namespace kgraph
 

@@ -16,6 +16,8 @@
 
 #include "kgraph/Dialect/KGraph/IR/KGraphEnums.h.inc"
 
+#include "kgraph/Dialect/KGraph/IR/KGraphInterfaces.h"
+
 #define GET_ATTRDEF_CLASSES
 #include "kgraph/Dialect/KGraph/IR/KGraphAttrs.h.inc"
 

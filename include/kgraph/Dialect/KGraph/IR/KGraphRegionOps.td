@@ -4,6 +4,7 @@
 #define KGRAPH_DIALECT_KGRAPH_IR_KGRAPHREGIONOPS_TD
 
 include "kgraph/Dialect/KGraph/IR/KGraphBase.td"
+include "kgraph/Dialect/KGraph/IR/KGraphAttrs.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -18,12 +19,16 @@ def KGraph_FusedOp : KGraph_Op<"fused", [IsolatedFromAbove, SingleBlock,
     ops and `arith.constant` may appear in the body.
 
     Groups are formed by `kgraph-form-kernels` (one op per group) and by
-    fusion (several ops per group); later passes attach their decisions
-    (target, tile configuration) to this op as attributes.
+    fusion (several ops per group), which record the group's kernel family
+    as `kind` (printed right after the op name): `elementwise`, `gemm`,
+    `reduce`, `stencil` (`copy` is reserved for data-movement kernels). The
+    verifier checks that the body can be of that kind; without a kind (IR
+    written by hand), `kgraph-tile` classifies the group. Later passes attach
+    their decisions (target, tile configuration) to this op as attributes.
 
     Example:
     ```mlir
-    %r = kgraph.fused (%a, %b) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+    %r = kgraph.fused elementwise (%a, %b) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
     ^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):
       %s = kgraph.add %x, %y : tensor<8xf32>, tensor<8xf32>
       %t = kgraph.relu %s : tensor<8xf32>
@@ -31,11 +36,13 @@ def KGraph_FusedOp : KGraph_Op<"fused", [IsolatedFromAbove, SingleBlock,
     }
     ```
   }];
-  let arguments = (ins Variadic<KGraph_AnyTensor>:$inputs);
+  let arguments = (ins Variadic<KGraph_AnyTensor>:$inputs,
+                       OptionalAttr<KGraph_GroupKindAttr>:$kind);
   let results = (outs Variadic<KGraph_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+    custom<GroupKind>($kind) `(` $inputs `)` attr-dict `:`
+    functional-type($inputs, $results) $body
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -141,8 +141,10 @@ def KGraph_Pool2dOp : KGraph_Op<"pool2d", [Pure, InferTypeOpAdaptor]> {
     along its dim so no window lies wholly in padding), `layout = nchw`.
 
     Padded positions never contribute: `max` ignores them and `avg` divides
-    by the number of in-bounds elements of the window. `avg` requires a float
-    element type.
+    by the number of in-bounds elements of the window. `max` on `i8`/`i32`
+    compares signed and is exact. `avg` requires a float element type: an
+    integer mean would need a rounding rule of its own (PyTorch has no
+    integer `avg_pool2d`); cast to a float type first.
 
     Example:
     ```mlir

@@ -6,33 +6,8 @@
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor), how many waves the grid
 // takes, and an estimated time that ranks the candidates.
 //
-// Shared-memory layout (the emitter allocates exactly this)
-// ---------------------------------------------------------
-// Each operand tile is stored as rows of the dimension that is contiguous in
-// global memory, every row padded by `smem_padding` elements:
-//
-//   | operand | stored as                                   |
-//   |---------|---------------------------------------------|
-//   | A       | [tile_m rows][tile_k + smem_padding] elems   |
-//   | A^T     | [tile_k rows][tile_m + smem_padding] elems   |
-//   | B       | [tile_k rows][tile_n + smem_padding] elems   |
-//   | B^T     | [tile_n rows][tile_k + smem_padding] elems   |
-//
-// (A^T: `transpose_a`, A is stored [K, M]; B^T: `transpose_b`, B is stored
-// [N, K].) One stage holds one A tile followed by one B tile; `stages` stages
-// are allocated back to back:
-//
-//   bytes = stages * (rowsA * (colsA + pad) + rowsB * (colsB + pad))
-//                  * sizeof(operand element)
-//
-// f16 128x128x32, pad 8, 4 stages, no transposes:
-//   4 * (128 * 40 + 32 * 136) * 2 = 75776 bytes.
-//
-// wgmma (sm_90a) stores the same rows unpadded (smem_padding = 0), cut into
-// 64-column blocks with the 128-byte swizzle (lib/Conversion/KGraphToGPU/
-// Wgmma.cpp), and the tiles start on a 1024-byte boundary found at run time,
-// so its kernels ask for 1024 bytes more: f16 128x256x64, 4 stages:
-//   4 * (128 * 64 + 64 * 256) * 2 + 1024 = 197632 bytes.
+// The problem description, the shared-memory layout and the load-width
+// rule are GemmModel.h's, which the emitter uses too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +15,8 @@
 #define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_MATMULTILING_H
 
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphInterfaces.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
@@ -50,65 +27,12 @@ namespace kgraph {
 
 struct SMTarget;
 
-/// The GEMM a kernel computes, independent of the op it came from (a
-/// kgraph.matmul, or a kgraph.conv2d as implicit GEMM):
-/// `batch` independent products C[M, N] = op(A)[M, K] * op(B)[K, N].
-///
-/// A conv2d with input [N, C, H, W] / [N, H, W, C], F filters of KH x KW,
-/// `groups` groups and output OH x OW is one GEMM per group:
-///   batch = groups, M = N * OH * OW, N = F / groups,
-///   K = KH * KW * C / groups,
-/// with B the group's filters as B^T (a row per output channel, contiguous
-/// over K: (kh, kw, c) for nhwc, (c, kh, kw) for nchw) and A the im2col
-/// gather of the input in the same K order, whose rows are contiguous only
-/// in runs of `contiguousRunA` elements: C / groups for nhwc (one (kh, kw)
-/// position), 1 for nchw.
-struct MatmulProblem {
-  int64_t batch = 1;
-  int64_t m = 0, n = 0, k = 0;
-  /// Element type of A and B.
-  mlir::Type operandType;
-  /// Element type of C as stored.
-  mlir::Type resultType;
-  /// A is stored [K, M] (B: [N, K]).
-  bool transposeA = false, transposeB = false;
-  /// f32 operands may run on tf32 tensor cores (`precision = tf32`).
-  bool allowTf32 = false;
-  /// For an implicit-GEMM A (conv2d): the length of the runs of a row of A
-  /// that are contiguous in global memory; 0 for a stored matrix.
-  int64_t contiguousRunA = 0;
-  /// A prologue converts an operand while it is staged: its tiles travel
-  /// global -> registers -> shared memory even where cp.async exists.
-  bool stagedInRegisters = false;
-
-  /// Registers hold the accumulators in this type: i32 for i8 operands, f32
-  /// for every float type (f16/bf16 results are rounded in the epilogue).
-  mlir::Type getAccumulatorType() const;
-  /// Extent of the dimension of A (B) that is contiguous in global memory:
-  /// K for A, M for A^T; N for B, K for B^T.
-  int64_t getContiguousExtentA() const {
-    if (contiguousRunA)
-      return contiguousRunA;
-    return transposeA ? m : k;
-  }
-  int64_t getContiguousExtentB() const { return transposeB ? k : n; }
-};
-
-/// The problem `op` computes. Fails (with the reason in `whyNot`) for shapes
-/// that have no kernel, e.g. an empty dimension.
-mlir::FailureOr<MatmulProblem> getMatmulProblem(MatmulOp op,
-                                                std::string *whyNot = nullptr);
-
-/// The implicit GEMM of `op` (see MatmulProblem). Fails (with the reason in
-/// `whyNot`) for element types that have no kernel.
-mlir::FailureOr<MatmulProblem> getConvProblem(Conv2dOp op,
-                                              std::string *whyNot = nullptr);
-
 /// What one block of a configuration needs.
 struct MatmulResourceEstimate {
   /// One stage of the A (B) tile in shared memory, padding included.
   int64_t stageBytesA = 0, stageBytesB = 0;
-  /// `stages * (stageBytesA + stageBytesB)`: the layout in the file header.
+  /// The kernel's dynamic shared memory (getGemmSharedMemoryLayout): the
+  /// stages, wgmma's alignment slack and the mbarriers of copy = tma.
   int64_t sharedMemoryBytes = 0;
   /// Per-thread 32-bit registers: accumulators (warp tile / 32 values),
   /// operand fragments of one instruction-k step, double buffered, register
@@ -119,13 +43,10 @@ struct MatmulResourceEstimate {
   int64_t threadsPerBlock = 0;
 };
 
-/// Resources of `config` for operands of `operandType` accumulated in
-/// `accumulatorType`. `asyncCopies` says global->shared copies are cp.async
-/// (no register staging).
+/// Resources of `config` on `problem`. `asyncCopies` says global->shared
+/// copies are cp.async (no register staging).
 MatmulResourceEstimate estimateResources(MatmulConfigAttr config,
-                                         mlir::Type operandType,
-                                         mlir::Type accumulatorType,
-                                         bool transposeA, bool transposeB,
+                                         const MatmulProblem &problem,
                                          bool asyncCopies);
 
 /// Which per-SM limit bounds the number of resident blocks.
@@ -159,6 +80,8 @@ struct MatmulEstimate {
   /// operand re-reads, shared-memory read time, and the total.
   double computeCycles = 0, globalCycles = 0, sharedCycles = 0, cycles = 0;
 };
+/// `config` must have passed verifyMatmulConfig for `problem` and `target`
+/// (a tensor-core instruction only on operands that have one).
 MatmulEstimate estimateMatmul(MatmulConfigAttr config,
                               const MatmulProblem &problem,
                               const SMTarget &target);
@@ -172,6 +95,15 @@ chooseMatmulConfig(MatmulOp op, const SMTarget &target,
 mlir::FailureOr<MatmulConfigAttr>
 chooseMatmulConfig(mlir::MLIRContext *ctx, const MatmulProblem &problem,
                    const SMTarget &target, std::string *whyNot = nullptr);
+
+/// Every configuration the search considers for `problem` on `target`,
+/// ranked best first: chooseMatmulConfig's pick, then the candidates the
+/// model counts as equally fast in the order of its tie-break key, then the
+/// rest by estimated time. Fails with the reason in `whyNot` when no
+/// candidate fits the target.
+mlir::FailureOr<llvm::SmallVector<MatmulConfigAttr>>
+rankMatmulConfigs(mlir::MLIRContext *ctx, const MatmulProblem &problem,
+                  const SMTarget &target, std::string *whyNot = nullptr);
 
 /// Checks a configuration (chosen or pinned) against the target and the
 /// problem: the instruction is one the target offers for the operand type,
@@ -205,6 +137,20 @@ inline constexpr int64_t kTmaMaxBoxRows = 256;
 /// stored tile rows that split into boxes of at most 256 rows.
 std::string getTmaConfigError(MatmulConfigAttr config, const MatmulProblem &p,
                               const SMTarget &target);
+
+/// The launch of the GEMM kernel of `p` with `config`: grid x over N tiles,
+/// y over M tiles, z over the batch (x alone numbers the tiles of one GEMM
+/// with group_m > 1 or more than 65535 M tiles), block threads with the
+/// producer warpgroup of copy = tma, and the dynamic shared memory of the
+/// GEMM model's layout (getGemmSharedMemoryLayout, barriers included).
+KernelLaunch getMatmulLaunch(MatmulConfigAttr config, const MatmulProblem &p,
+                             const SMTarget &target);
+
+/// The problem of the GEMM group `group` (MatmulProblem of its anchor, with
+/// `stagedInRegisters` set by a prologue). Fails with a diagnostic (the GEMM
+/// group contract, or a problem without kernel on `target`).
+mlir::FailureOr<MatmulProblem> getGemmGroupProblem(FusedOp group,
+                                                   const SMTarget &target);
 
 /// One line for remarks: "smem 75776 B, 232 regs/thread, ...".
 std::string describeEstimate(const MatmulEstimate &estimate);

@@ -29,10 +29,13 @@ chooseElementwiseConfig(FusedOp group, const SMTarget &target);
 /// Moves `ops` (in program order, all in one block) into a new kgraph.fused
 /// placed at the last of them. Values defined outside the group become
 /// inputs, except constants, which are cloned into the body. `results` are the
-/// group's results; their uses are redirected to the new op. Returns the op.
+/// group's results; their uses are redirected to the new op. The group's
+/// kind is recorded: `kind` (the fusion decision), else classifyGroup().
+/// Returns the op.
 FusedOp wrapInFusedOp(mlir::OpBuilder &builder,
                       llvm::ArrayRef<mlir::Operation *> ops,
-                      llvm::ArrayRef<mlir::Value> results);
+                      llvm::ArrayRef<mlir::Value> results,
+                      std::optional<GroupKind> kind = std::nullopt);
 
 } // namespace kgraph
 

@@ -88,6 +88,21 @@ ReduceConfigAttr chooseReduceConfig(FusedOp group, ReduceOp op,
                                     const ReduceLayout &layout,
                                     const SMTarget &target);
 
+/// chooseReduceConfig's pick first, then the other mappings the kernel
+/// supports: a thread per output (128, 256 or 512 per block) and 2 ... 1024
+/// threads per row (blocks of 128 ... 1024 threads), each with every vector
+/// width up to 16 bytes; grids as chooseReduceConfig sizes them. Not yet
+/// checked against the group (verifyReduceConfig).
+llvm::SmallVector<ReduceConfigAttr>
+enumerateReduceConfigs(FusedOp group, ReduceOp op, const ReduceLayout &layout,
+                       const SMTarget &target);
+
+/// The model's time for `config` moving `bytes` (the group's inputs and
+/// results once) on `target`.
+double estimateReduceMicroseconds(ReduceConfigAttr config,
+                                  const ReduceLayout &layout, int64_t bytes,
+                                  const SMTarget &target);
+
 /// Checks `config` against the group's shape: the vector width must divide
 /// the innermost reduced (T > 1) or kept (T = 1) extent, which must be the
 /// input's innermost dimension, and keep accesses within 16 bytes.

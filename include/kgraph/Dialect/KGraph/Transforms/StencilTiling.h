@@ -84,6 +84,17 @@ verifyStencilConfig(FusedOp group, StencilConfigAttr config,
 mlir::FailureOr<StencilConfigAttr> chooseStencilConfig(FusedOp group,
                                                        const SMTarget &target);
 
+/// chooseStencilConfig's pick first (when it has one), then every tile of
+/// 16/32/64 x 32/64/128 outputs with 128, 256 or 512 threads and 1, 2 or 4
+/// rows per thread. Not yet checked against the target
+/// (verifyStencilConfig).
+llvm::SmallVector<StencilConfigAttr>
+enumerateStencilConfigs(FusedOp group, const SMTarget &target);
+
+/// The model's time for `config` on `target`.
+double estimateStencilMicroseconds(FusedOp group, StencilConfigAttr config,
+                                   const SMTarget &target);
+
 /// "tile 64x64, 256 threads, ..., B/px" for kgraph-tile's report remark:
 /// the estimated global bytes moved per output pixel and the compute
 /// overhead of the halo.

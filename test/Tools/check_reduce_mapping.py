@@ -5,7 +5,7 @@ index), which thread loads what for threads_per_row > 1 (lanes, vectors,
 xor shuffles over aligned lane groups, per-warp shared-memory partials, the
 clamped last row) and for threads_per_row = 1 (W outputs per thread). Each
 simulated kernel must read every input element of every row exactly once
-and produce numpy's sum for every output. Run: python3 check_reduce_mapping.py
+and produce numpy's sum for every output. Run: python3 test/Tools/check_reduce_mapping.py
 """
 
 import itertools

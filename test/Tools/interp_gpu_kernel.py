@@ -8,7 +8,7 @@ memory and gpu.barrier. Each thread is a Python generator that pauses at a
 barrier; a block runs its threads phase by phase. Floats are numpy float32
 (fma computed in float64, then rounded). Slow: use tiny shapes.
 
-Used by test/GPU-free checks (scripts/check_stencil_kernels.py).
+Used by test/GPU-free checks (test/Tools/check_stencil_kernels.py).
 """
 import re
 

@@ -9,7 +9,7 @@ torch. The reference serves three purposes:
     their own dtypes;
   - the torch.compile baseline: ``torch.compile(ref)`` on the same inputs.
 
-Cases live in modules ``scripts/graph_cases/<topic>.py``, each defining
+Cases live in modules ``test/GPU/cases/graphs/<topic>.py``, each defining
 ``CASES`` (a list of GraphCase). scripts/build-gpu-cases.py --suite graphs
 compiles them (checking the number of kernels, ``.entry`` functions of the
 PTX) and writes them to the manifest's "graphs" and "graphs_bench" sections,
@@ -23,7 +23,7 @@ import os
 import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES_DIR = os.path.join(HERE, "graph_cases")
+CASES_DIR = os.path.join(HERE, "graphs")
 
 #: dtypes a graph input may have.
 DTYPES = ("f32", "f16", "bf16", "i8", "i32", "i1")
@@ -89,12 +89,12 @@ def _load_module(path):
 
 
 def load_module(module):
-    """scripts/graph_cases/<module>.py."""
+    """test/GPU/cases/graphs/<module>.py."""
     return _load_module(os.path.join(CASES_DIR, module + ".py"))
 
 
 def load_cases(modules=None):
-    """Every GraphCase of scripts/graph_cases/*.py (or of ``modules``), with
+    """Every GraphCase of test/GPU/cases/graphs/*.py (or of ``modules``), with
     ``module`` set; duplicate names are an error."""
     if modules is None:
         modules = sorted(os.path.splitext(os.path.basename(p))[0]
@@ -118,7 +118,7 @@ def find_ref(entry):
         if c.name == entry["name"]:
             return c.ref
     raise KeyError(f"graph case {entry['name']} is not in "
-                   f"scripts/graph_cases/{entry['module']}.py any more")
+                   f"test/GPU/cases/graphs/{entry['module']}.py any more")
 
 
 def count_kernels(ptx_text):

@@ -9,7 +9,7 @@ non-maximum suppression (an equality test against the 3x3 max pool) decides
 like the float64 reference except at sqrt ties, which these magnitudes do
 not produce.
 
-CPU_CASES are tiny versions that scripts/check_stencil_kernels.py runs in the
+CPU_CASES are tiny versions that test/Tools/check_stencil_kernels.py runs in the
 CPU interpreter of emitted kernels.
 """
 
@@ -245,7 +245,7 @@ CASES = [
     pool_case("avg", [2, 3, 33, 65], (3, 3), (2, 2), (1, 1, 1, 1), "nchw", config=(4, 8, 32, 1, 2)),
 ]
 
-# Tiny shapes for the CPU interpreter (scripts/check_stencil_kernels.py).
+# Tiny shapes for the CPU interpreter (test/Tools/check_stencil_kernels.py).
 CPU_CASES = [
     edges_case(1, 9, 13),
     edges_case(1, 7, 10, "nhwc"),

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """CPU check of stencil kernels: compiles small stencil groups with
-kgraph-opt, runs the emitted kernel in scripts/interp_gpu_kernel.py and
+kgraph-opt, runs the emitted kernel in test/Tools/interp_gpu_kernel.py and
 compares with a float64 torch reference (conv2d, max_pool2d with -inf
 padding, avg_pool2d with count_include_pad=False).
 
-  /usr/bin/python3 scripts/check_stencil_kernels.py build/bin/kgraph-opt
+  /usr/bin/python3 test/Tools/check_stencil_kernels.py build/bin/kgraph-opt
 """
 import json
 import os
@@ -16,11 +16,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "graph_cases"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The GPU cases: graph_case.py and the stencil cases of graphs/stencil.py.
+sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases"))
+sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases", "graphs"))
 import interp_gpu_kernel  # noqa: E402
 
-import stencil  # noqa: E402  (scripts/graph_cases/stencil.py)
+import stencil  # noqa: E402  (test/GPU/cases/graphs/stencil.py)
 
 
 def compile_case(opt, mlir, target="sm_80"):

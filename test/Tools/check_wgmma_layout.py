@@ -16,7 +16,7 @@ against the PTX ISA and CUTLASS's canonical GMMA layouts.
    T = 8 16-bit elements, then Swizzle<3,4,3> on the byte address: bits 4-6
    ^= bits 7-9) - is the address where the cp.async staging
    (tileIndices) stored that element of the global tile.
-Run: python3 scripts/check_wgmma_layout.py (exits 1 on a mismatch).
+Run: python3 test/Tools/check_wgmma_layout.py (exits 1 on a mismatch).
 """
 import sys
 

@@ -12,7 +12,7 @@ thread tiles cover every warp-tile element exactly once, that the A/B slices
 a thread reads are the rows/columns of its accumulators, and that the A
 slice loads along K (A not transposed, 16-byte padded rows) touch each bank
 through one word at most. Run: python3
-scripts/check_warp_fragments.py (exits 1 on a mismatch).
+test/Tools/check_warp_fragments.py (exits 1 on a mismatch).
 """
 import itertools
 import sys

@@ -14,7 +14,7 @@ result along all of it, and per-dimension coordinates otherwise. This
 models that computation and compares it, for every element of small
 problems over many broadcast shapes, with numpy's own broadcasting; it also
 checks the condition under which two consecutive columns are read with one
-aligned vector load. Run: python3 scripts/check_epilogue_index.py (exits 1
+aligned vector load. Run: python3 test/Tools/check_epilogue_index.py (exits 1
 on a mismatch).
 """
 import itertools

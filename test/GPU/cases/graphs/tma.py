@@ -26,7 +26,7 @@ BIG = ("tile_m = 256, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, "
 
 
 def gemm_tol(k, dt, roundings=2):
-    """As scripts/graph_cases/epilogue.py: f32 accumulation of inputs in
+    """As test/GPU/cases/graphs/epilogue.py: f32 accumulation of inputs in
     [-1, 1], then `roundings` roundings to dt."""
     u = U_OUT[dt]
     s = k / 3.0

@@ -1,0 +1,232 @@
+//===- MatmulEpilogue.cpp - GEMM accumulators to the stored result --------===//
+//
+// The epilogue of the GEMM kernel (see MatmulEmitter.cpp): each accumulator
+// element, through the elementwise ops the group fused after its GEMM
+// (evaluated in registers, ScalarOps.h; their other inputs read at the
+// output element's coordinates, broadcast to the result shape), to one
+// store, vectorized and unchecked where the whole block tile is inside C.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulKernelBuilder.h"
+#include "ScalarOps.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kgraph;
+using namespace kgraph::detail;
+
+SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
+                                                          BlockArgument arg,
+                                                          EpilogueRow &at) {
+  IndexMath m{b, loc};
+  auto outType = llvm::cast<ShapedType>(gemm.op->getResult(0).getType());
+  ArrayRef<int64_t> out = outType.getShape();
+  auto argType = llvm::cast<ShapedType>(arg.getType());
+  int64_t rank = out.size();
+  // The input broadcast to the result shape.
+  AccessMap map = AccessMap::broadcast(argType.getShape(), out);
+
+  // The result coordinates of GEMM element (batch, row, col): a matmul's
+  // are (batch?, row, col); a conv2d's row is the pixel (n, oh, ow) and its
+  // channel is batch * F/groups + col.
+  SmallVector<CoordGroup> rowGroups;
+  auto colGroupsAt = [&](Value col) {
+    SmallVector<CoordGroup> groups;
+    if (!gemm.p.conv) {
+      groups.push_back({rank - 1, 1, col});
+      return groups;
+    }
+    Value channel = p.batch == 1
+                        ? col
+                        : m.add(m.mul(batch, gemm.p.conv->filtersPerGroup()), col);
+    groups.push_back({gemm.p.conv->nhwc ? 3 : 1, 1, channel});
+    return groups;
+  };
+  if (!gemm.p.conv) {
+    if (rank == 3)
+      rowGroups.push_back({0, 1, batch});
+    rowGroups.push_back({rank - 2, 1, at.row});
+  } else if (gemm.p.conv->nhwc) {
+    rowGroups.push_back({0, 3, at.row});
+  } else {
+    int64_t pixels = gemm.p.conv->outH * gemm.p.conv->outW;
+    rowGroups.push_back({0, 1, m.div(at.row, pixels)});
+    rowGroups.push_back({2, 2, m.rem(at.row, pixels)});
+  }
+  // The row part once, each column's added to it; per group the terms are
+  // summed from the innermost dim.
+  Value rowOffset =
+      map.emitLinearIndex(b, loc, rowGroups, Value(), TermOrder::InnerFirst);
+  auto indexAt = [&](int64_t e) {
+    Value idx =
+        map.emitLinearIndex(b, loc,
+                            colGroupsAt(e == 0 ? at.col : m.add(at.col, e)),
+                            rowOffset, TermOrder::InnerFirst);
+    return idx ? idx : m.c(0);
+  };
+
+  Value flat = flatInputs.lookup(arg);
+  Type storage = llvm::cast<MemRefType>(flat.getType()).getElementType();
+  int64_t lanes = at.acc.size();
+  int64_t channelDim = gemm.p.conv ? (gemm.p.conv->nhwc ? 3 : 1) : rank - 1;
+  SmallVector<Value> loaded;
+  auto clamp = [&](Value idx, int64_t e) {
+    // Missing elements read element 0: they are computed but not stored.
+    return at.checked ? m.select(at.ok[e], idx, m.c(0)) : idx;
+  };
+  if (map.isBroadcastAlong(channelDim)) {
+    // One element for the whole run (missing elements come last).
+    loaded.assign(lanes, memref::LoadOp::create(b, loc, flat,
+                                                clamp(indexAt(0), 0))
+                             .getResult());
+  } else if (!at.checked && lanes > 1 && channelDim == rank - 1 &&
+             map.isContiguousAlong(channelDim, lanes) &&
+             (!gemm.p.conv || gemm.p.conv->filtersPerGroup() % lanes == 0)) {
+    // Consecutive columns are consecutive elements: one aligned vector load
+    // (runs start at multiples of `lanes`, see ResultAccess). Only where the
+    // channels are the result's innermost dim: an nchw input contiguous
+    // along the channels (a [F, 1, 1] bias) is loaded element by element.
+    Value vec = vector::LoadOp::create(
+        b, loc, VectorType::get({lanes}, storage), flat, indexAt(0),
+        /*nontemporal=*/false, llvm::MaybeAlign(lanes * byteWidth(storage)));
+    for (int64_t e = 0; e < lanes; ++e)
+      loaded.push_back(vector::ExtractOp::create(b, loc, vec, e));
+  } else {
+    for (int64_t e = 0; e < lanes; ++e)
+      loaded.push_back(
+          memref::LoadOp::create(b, loc, flat, clamp(indexAt(e), e)));
+  }
+  for (Value &v : loaded)
+    v = toComputeType(b, loc, v, argType.getElementType());
+  return loaded;
+}
+
+FailureOr<SmallVector<Value>>
+MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
+  if (auto it = at.memo.find(v); it != at.memo.end())
+    return it->second;
+  SmallVector<Value> lanes;
+  if (v == gemm.op->getResult(0)) {
+    // The anchor's result as the op alone computes it: the accumulator
+    // rounded to the result element type.
+    for (Value acc : at.acc)
+      lanes.push_back(roundToType(b, loc, acc, p.resultType));
+  } else if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+    lanes = loadEpilogueInput(b, arg, at);
+  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+    FailureOr<Value> scalar = emitSplatConstant(b, loc, cst);
+    if (failed(scalar))
+      return failure();
+    lanes.assign(at.acc.size(), *scalar);
+  } else {
+    Operation *op = v.getDefiningOp();
+    SmallVector<SmallVector<Value>> operands;
+    for (Value operand : op->getOperands()) {
+      FailureOr<SmallVector<Value>> l = evaluateEpilogue(b, operand, at);
+      if (failed(l))
+        return failure();
+      operands.push_back(*l);
+    }
+    FailureOr<SmallVector<Value>> r =
+        emitScalarOpLanes(b, loc, op, operands, at.acc.size());
+    if (failed(r))
+      return failure();
+    lanes = std::move(*r);
+  }
+  at.memo[v] = lanes;
+  return lanes;
+}
+
+LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
+  IndexMath im{b, loc};
+  // Whole block tile inside C: stores need no bounds checks (always so when
+  // the tiles divide C).
+  Value full;
+  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0) {
+    full = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  } else {
+    Value lastRow = im.add(rowBase, config.getTileM() - 1);
+    Value rowsInside = im.ult(lastRow, im.c(p.m));
+    Value lastCol = im.add(colBase, config.getTileN() - 1);
+    Value colsInside = im.ult(lastCol, im.c(p.n));
+    full = arith::AndIOp::create(b, loc, rowsInside, colsInside);
+  }
+  auto ifOp = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
+  // The stored value: the anchor result, or the epilogue's, evaluated per
+  // accumulator element in registers (ScalarOps.h) before the one store.
+  Value result = gemm.parts.result;
+  bool plain = result == gemm.op->getResult(0);
+  Type outType = getStorageElementType(
+      llvm::cast<ShapedType>(result.getType()).getElementType());
+  unsigned cBytes = byteWidth(outType);
+  for (bool checked : {false, true}) {
+    OpBuilder nb = checked ? ifOp.getElseBodyBuilder() : ifOp.getThenBodyBuilder();
+    IndexMath m{nb, loc};
+    for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
+      auto accType = llvm::cast<VectorType>(acc[i].getType());
+      int64_t rowsPer = accType.getDimSize(0), cols = accType.getDimSize(1);
+      for (int64_t h = 0; h < rowsPer; ++h) {
+        // Elements (h, 0 .. cols) are consecutive columns of one row.
+        auto [r, c] = mma->elementCoords(m, lane, i, h, 0);
+        Value row = m.add(m.add(rowBase, warpRow), r);
+        Value col = m.add(m.add(colBase, warpCol), c);
+        Value base = cAccess.locate(m, batch, row, col);
+        EpilogueRow at;
+        at.row = row;
+        at.col = col;
+        at.checked = checked;
+        for (int64_t e = 0; e < cols; ++e) {
+          at.acc.push_back(vector::ExtractOp::create(nb, loc, acc[i],
+                                                     ArrayRef<int64_t>{h, e}));
+          if (checked) {
+            Value rowInside = m.ult(row, m.c(p.m));
+            Value colE = m.add(col, e);
+            Value colInside = m.ult(colE, m.c(p.n));
+            at.ok.push_back(
+                arith::AndIOp::create(nb, loc, rowInside, colInside));
+          }
+        }
+        SmallVector<Value> vals;
+        if (plain) {
+          for (Value v : at.acc) {
+            if (v.getType() != p.resultType)
+              v = llvm::isa<FloatType>(p.resultType)
+                      ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
+                      : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
+            vals.push_back(v);
+          }
+        } else {
+          FailureOr<SmallVector<Value>> lanes =
+              evaluateEpilogue(nb, result, at);
+          if (failed(lanes))
+            return failure();
+          Type resultType =
+              llvm::cast<ShapedType>(result.getType()).getElementType();
+          for (Value v : *lanes)
+            vals.push_back(toStorageType(nb, loc, v, resultType));
+        }
+        if (!checked && cols > 1 && cAccess.hasAlignedRuns(cols)) {
+          auto vt = VectorType::get({cols}, outType);
+          Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
+          vector::StoreOp::create(nb, loc, vec, flatC, base, false,
+                                  llvm::MaybeAlign(cols * cBytes));
+          continue;
+        }
+        for (int64_t e = 0; e < cols; ++e) {
+          Value idx = m.add(base, e * cAccess.colStride);
+          if (!checked) {
+            memref::StoreOp::create(nb, loc, vals[e], flatC, idx);
+            continue;
+          }
+          auto guard = scf::IfOp::create(nb, loc, at.ok[e], false);
+          OpBuilder gb = guard.getThenBodyBuilder();
+          memref::StoreOp::create(gb, loc, vals[e], flatC, idx);
+        }
+      }
+    }
+  }
+  return success();
+}

@@ -1,0 +1,327 @@
+//===- FusePhases.cpp - the phases of kgraph-fuse ------------------------===//
+//
+// The four phases of the grouping, in the order of docs/fusion.md: stencil
+// chains, GEMM anchors with epilogue and prologue, reductions with producers
+// and consumers, then maximal elementwise groups (Fuser.h; the rules are
+// FusionRules.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fuser.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kgraph;
+using namespace kgraph::detail;
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  if (auto t = llvm::dyn_cast<RankedTensorType>(v.getType()))
+    return t.getShape();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 1: stencil chains
+//===----------------------------------------------------------------------===//
+
+void Fuser::formStencilGroups() {
+  for (Operation &seedOp : llvm::make_early_inc_range(*body)) {
+    Operation *seed = &seedOp;
+    if (!isFree(seed) || !llvm::isa<Conv2dOp, Pool2dOp>(seed))
+      continue;
+    std::string why;
+    if (!isStencilOp(seed, &why)) {
+      note(seed, seed->getName().getStringRef().drop_front(7) +
+                     " is not a stencil op: " + why);
+      continue;
+    }
+    StencilGrid grid = getStencilGrid(seed);
+    OpSet set;
+    set.insert(seed);
+    growConsumers(seed, set, [&](Operation *op, const OpSet &s) {
+      auto inSet = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && s.contains(def);
+      };
+      // A stencil op joins through its input; a conv2d filter is a weight
+      // from outside, never a value on the grid.
+      if (llvm::isa<Conv2dOp, Pool2dOp>(op))
+        return isStencilOp(op) && getStencilGrid(op) == grid &&
+               inSet(op->getOperand(0)) &&
+               (op->getNumOperands() == 1 || !inSet(op->getOperand(1)));
+      return isStencilElementwiseOp(op, grid, inSet);
+    });
+    // Elementwise producers on the grid used only by the group.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *member : SmallVector<Operation *>(set.begin(), set.end()))
+        for (Value operand : member->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!isFree(def) || set.contains(def) ||
+              !llvm::all_of(def->getUsers(),
+                            [&](Operation *u) { return set.contains(u); }) ||
+              !isStencilElementwiseOp(def, grid, [](Value) { return false; }))
+            continue;
+          set.insert(def);
+          if (createsCycle(set)) {
+            set.erase(def);
+            continue;
+          }
+          changed = true;
+        }
+    }
+    if (set.size() > 1)
+      addGroup(GroupKind::stencil, set);
+    else
+      note(seed, "stencil op with no fusible neighbour");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 2: GEMM anchors, epilogues and prologues
+//===----------------------------------------------------------------------===//
+
+void Fuser::formGemmGroups() {
+  for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
+    Operation *anchor = &anchorOp;
+    if (!isFree(anchor) || !isGemmAnchor(anchor))
+      continue;
+    OpSet set;
+    set.insert(anchor);
+    ArrayRef<int64_t> shape = shapeOf(anchor->getResult(0));
+
+    // Epilogue: only when the anchor result is used by nothing else.
+    Value result = anchor->getResult(0);
+    unsigned numUses = std::distance(result.use_begin(), result.use_end());
+    Operation *onlyUser = numUses == 1 ? *result.user_begin() : nullptr;
+    if (numUses > 1) {
+      note(anchor,
+           "no epilogue fused: its result has " + Twine(numUses) + " users");
+      for (Operation *user : result.getUsers())
+        if (isFree(user) && isElementwiseOp(user))
+          note(user, "not fused into the " + anchor->getName().getStringRef() +
+                         " epilogue: its operand has " + Twine(numUses) +
+                         " users");
+    } else if (onlyUser && isFree(onlyUser) &&
+               isEpilogueCandidate(onlyUser, shape,
+                                   [&](Value v) { return v == result; })) {
+      growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
+        return isEpilogueCandidate(op, shape, [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && s.contains(def);
+        });
+      });
+      // Never empties the epilogue: {anchor, its only user} yields one value.
+      trimToOneResult(anchor, set);
+    } else if (onlyUser) {
+      note(anchor, "no epilogue fused: its user '" +
+                       onlyUser->getName().getStringRef() +
+                       "' is not an elementwise op of the result's shape");
+    }
+
+    // Prologue (matmul only): up to two casts / scalings per operand.
+    if (llvm::isa<MatmulOp>(anchor)) {
+      for (unsigned operandIndex = 0; operandIndex < 2; ++operandIndex) {
+        Operation *consumer = anchor;
+        unsigned consumerOperand = operandIndex;
+        for (unsigned step = 0; step < kMaxPrologueOps; ++step) {
+          Value v = consumer->getOperand(consumerOperand);
+          Operation *def = v.getDefiningOp();
+          if (!isFree(def) || !isPrologueOp(def))
+            break;
+          Operation *member = def;
+          if (!v.hasOneUse()) {
+            // Shared: recompute a private copy (one cheap op).
+            if (options.maxRecompute == 0) {
+              note(def, "not fused into the matmul prologue: its result has "
+                        "other users and recomputation is off");
+              break;
+            }
+            SmallVector<Operation *> clones;
+            cloneCone({def}, v, consumer, clones);
+            member = clones.front();
+            consumer->setOperand(consumerOperand, member->getResult(0));
+          }
+          set.insert(member);
+          if (createsCycle(set)) {
+            set.erase(member);
+            if (member != def) {
+              consumer->setOperand(consumerOperand, v);
+              eraseClones({member});
+            }
+            note(def, "not fused into the matmul prologue: it would create a "
+                      "cycle");
+            break;
+          }
+          Value input = getPrologueInput(member);
+          consumer = member;
+          consumerOperand = input == member->getOperand(0) ? 0 : 1;
+        }
+      }
+    }
+    if (set.size() > 1)
+      addGroup(GroupKind::gemm, set);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 3: reductions
+//===----------------------------------------------------------------------===//
+
+void Fuser::formReductionGroups() {
+  for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
+    auto reduce = llvm::dyn_cast<ReduceOp>(&anchorOp);
+    if (!reduce || !isFree(reduce))
+      continue;
+    OpSet set;
+    set.insert(reduce);
+    ArrayRef<int64_t> inShape = shapeOf(reduce.getInput());
+    unsigned recomputed = 0;
+
+    // Producers of the reduce input's shape; a producer also used outside is
+    // cloned (recomputed) while the budget lasts.
+    SmallVector<std::pair<Operation *, unsigned>> worklist{{reduce, 0}};
+    while (!worklist.empty()) {
+      Operation *consumer = worklist.back().first;
+      unsigned index = worklist.back().second;
+      worklist.pop_back();
+      Value v = consumer->getOperand(index);
+      Operation *def = v.getDefiningOp();
+      if (!isFree(def) || set.contains(def) ||
+          !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
+        continue;
+      Operation *member = def;
+      bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
+        return u != consumer && !set.contains(u);
+      });
+      if (shared) {
+        if (recomputed >= options.maxRecompute) {
+          note(def, "not fused into the reduce as a producer: its result has "
+                    "other users and the recomputation budget is spent");
+          continue;
+        }
+        SmallVector<Operation *> clones;
+        cloneCone({def}, v, consumer, clones);
+        member = clones.front();
+        consumer->setOperand(index, member->getResult(0));
+        ++recomputed;
+      }
+      set.insert(member);
+      if (createsCycle(set)) {
+        set.erase(member);
+        if (member != def) {
+          consumer->setOperand(index, v);
+          eraseClones({member});
+          --recomputed;
+        }
+        note(def, "not fused into the reduce: it would create a cycle");
+        continue;
+      }
+      for (unsigned i = 0; i < member->getNumOperands(); ++i)
+        worklist.push_back({member, i});
+    }
+
+    // Consumers of the reduce result's shape.
+    ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());
+    growConsumers(reduce, set, [&](Operation *op, const OpSet &s) {
+      return isEpilogueCandidate(op, outShape, [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && s.contains(def);
+      });
+    });
+    trimToOneResult(reduce, set);
+    if (set.size() > 1)
+      addGroup(GroupKind::reduce, set);
+    else
+      note(reduce, "reduce with no elementwise producer or consumer to fuse");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 4: elementwise groups
+//===----------------------------------------------------------------------===//
+
+void Fuser::formElementwiseGroups() {
+  // An elementwise kernel stores its results over one iteration space, so
+  // the values a group yields must share one shape.
+  auto yieldsOneShape = [&](const OpSet &set) {
+    SmallVector<Value> out = escaping(set);
+    return llvm::all_of(out, [&](Value v) {
+      return shapeOf(v) == shapeOf(out.front());
+    });
+  };
+  for (Operation &opRef : llvm::make_early_inc_range(*body)) {
+    Operation *op = &opRef;
+    if (!isFree(op) || !isElementwiseOp(op))
+      continue;
+    OpSet set;
+    set.insert(op);
+    SmallVector<unsigned> merged;
+    SmallVector<Operation *> allClones;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      int g = findGroup(v.getDefiningOp() ? v.getDefiningOp() : nullptr);
+      if (g < 0 || groups[g].kind != GroupKind::elementwise ||
+          llvm::is_contained(merged, unsigned(g)))
+        continue;
+      OpSet candidate = set;
+      candidate.insert(groups[g].ops.begin(), groups[g].ops.end());
+      bool cycle = createsCycle(candidate, op);
+      if (!cycle && yieldsOneShape(candidate)) {
+        set = std::move(candidate);
+        merged.push_back(g);
+        continue;
+      }
+      // Merging would close a cycle through another group, or make the group
+      // yield values of two shapes: recompute the value here instead, if its
+      // cone in that group is small.
+      StringRef why = cycle ? "it would create a cycle"
+                            : "the group would yield values of two shapes";
+      auto cone =
+          collectCone(v, [&](Operation *def) { return findGroup(def) == g; });
+      if (!cone) {
+        note(op, "not fused with the elementwise group of its operand #" +
+                     Twine(i) + ": " + why);
+        continue;
+      }
+      SmallVector<Operation *> clones;
+      Value copy = cloneCone(*cone, v, op, clones);
+      op->setOperand(i, copy);
+      OpSet withClones = set;
+      withClones.insert(clones.begin(), clones.end());
+      if (createsCycle(withClones, op) || !yieldsOneShape(withClones)) {
+        op->setOperand(i, v);
+        eraseClones(clones);
+        note(op, "not fused with the elementwise group of its operand #" +
+                     Twine(i) + ": " + why);
+        continue;
+      }
+      set = std::move(withClones);
+      allClones.append(clones.begin(), clones.end());
+    }
+    // Program order without a full sort: each merged group is in order and
+    // precedes the clones (placed right before `op`) and `op` itself.
+    SmallVector<Operation *> ordered;
+    for (unsigned g : merged) {
+      groups[g].dead = true;
+      ordered.append(groups[g].ops.begin(), groups[g].ops.end());
+    }
+    if (merged.size() > 1)
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    ordered.append(allClones.begin(), allClones.end());
+    ordered.push_back(op);
+    addGroup(GroupKind::elementwise, std::move(ordered));
+  }
+  // One-op elementwise groups are left to kgraph-form-kernels.
+  for (Group &group : groups) {
+    if (group.dead || group.kind != GroupKind::elementwise ||
+        group.ops.size() > 1)
+      continue;
+    group.dead = true;
+    groupOf.erase(group.ops.front());
+  }
+}

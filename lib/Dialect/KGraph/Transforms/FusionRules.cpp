@@ -1,0 +1,189 @@
+//===- FusionRules.cpp - which ops kgraph-fuse may group ------------------===//
+//
+// The predicates of the fused-group contract (FusionRules.h, docs/fusion.md);
+// the group-forming algorithm that applies them is Fuse.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  if (auto t = llvm::dyn_cast<RankedTensorType>(v.getType()))
+    return t.getShape();
+  return {};
+}
+
+static bool isRankedTensor(Value v) {
+  return llvm::isa<RankedTensorType>(v.getType());
+}
+
+bool kgraph::broadcastsTo(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  if (shape.size() > target.size())
+    return false;
+  size_t offset = target.size() - shape.size();
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (d != 1 && d != target[offset + i])
+      return false;
+  return true;
+}
+
+bool kgraph::isSplatConstant(Value value) {
+  auto cst = value.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return false;
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
+  return dense && dense.isSplat();
+}
+
+LogicalResult kgraph::verifyKernelConstant(Operation *op) {
+  if (op->getNumResults() == 1 && isSplatConstant(op->getResult(0)))
+    return success();
+  return op->emitOpError("only splat tensor constants can be used inside a "
+                         "kernel group");
+}
+
+bool kgraph::isStencilOp(Operation *op, std::string *whyNot) {
+  auto fail = [&](const Twine &why) {
+    if (whyNot)
+      *whyNot = why.str();
+    return false;
+  };
+  auto windowed = [&](Value input, Value result, ArrayRef<int64_t> strides,
+                      Layout layout, int64_t kh, int64_t kw,
+                      StringRef name) -> bool {
+    ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(result);
+    if (in.size() != 4 || out.size() != 4)
+      return fail(name + " operands are not 4-D tensors");
+    ActivationAxes axes = getActivationAxes(layout);
+    unsigned h = axes.h, w = axes.w, c = axes.c;
+    if (strides.size() != 2 || strides[0] != 1 || strides[1] != 1)
+      return fail(name + " has strides other than 1");
+    if (in[h] != out[h] || in[w] != out[w])
+      return fail(name + " changes the spatial size (" + Twine(in[h]) + "x" +
+                  Twine(in[w]) + " -> " + Twine(out[h]) + "x" + Twine(out[w]) +
+                  ")");
+    if (kh > kMaxStencilWindow || kw > kMaxStencilWindow)
+      return fail(name + " window " + Twine(kh) + "x" + Twine(kw) +
+                  " is larger than 7x7");
+    if (in[c] > kMaxStencilChannels)
+      return fail(Twine(in[c]) + " input channels");
+    if (out[c] > kMaxStencilChannels)
+      return fail(Twine(out[c]) + " output channels");
+    return true;
+  };
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    ArrayRef<int64_t> filter = shapeOf(conv.getFilter());
+    if (filter.size() != 4)
+      return fail("conv2d filter is not 4-D");
+    // Filter [F, C, KH, KW] (nchw) or [F, KH, KW, C] (nhwc).
+    bool nhwc = conv.getLayout() == Layout::nhwc;
+    int64_t kh = nhwc ? filter[1] : filter[2];
+    int64_t kw = nhwc ? filter[2] : filter[3];
+    ArrayRef<int64_t> dil = conv.getDilations();
+    if (dil.size() != 2 || dil[0] != 1 || dil[1] != 1)
+      return fail("conv2d has dilations other than 1");
+    if (conv.getGroups() != 1)
+      return fail("conv2d has " + Twine(conv.getGroups()) + " groups");
+    return windowed(conv.getInput(), conv.getResult(), conv.getStrides(),
+                    conv.getLayout(), kh, kw, "conv2d");
+  }
+  if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
+    ArrayRef<int64_t> kernel = pool.getKernel();
+    if (kernel.size() != 2)
+      return fail("pool2d kernel is not 2-D");
+    return windowed(pool.getInput(), pool.getResult(), pool.getStrides(),
+                    pool.getLayout(), kernel[0], kernel[1], "pool2d");
+  }
+  return fail("'" + op->getName().getStringRef() +
+              "' is not a conv2d or pool2d");
+}
+
+bool kgraph::isGemmAnchor(Operation *op) {
+  if (llvm::isa<MatmulOp>(op))
+    return true;
+  return llvm::isa<Conv2dOp>(op) && !isStencilOp(op);
+}
+
+bool kgraph::isPrologueOp(Operation *op) {
+  if (llvm::isa<CastOp>(op))
+    return true;
+  auto mul = llvm::dyn_cast<MulOp>(op);
+  if (!mul)
+    return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Value scale = mul->getOperand(i), data = mul->getOperand(1 - i);
+    if (isSplatConstant(scale) && !isSplatConstant(data) &&
+        isRankedTensor(scale) && isRankedTensor(data) &&
+        shapeOf(data) == shapeOf(mul.getResult()) &&
+        broadcastsTo(shapeOf(scale), shapeOf(data)))
+      return true;
+  }
+  return false;
+}
+
+Value kgraph::getPrologueInput(Operation *op) {
+  if (auto cast = llvm::dyn_cast<CastOp>(op))
+    return cast.getInput();
+  if (auto mul = llvm::dyn_cast<MulOp>(op))
+    return isSplatConstant(mul.getLhs()) ? mul.getRhs() : mul.getLhs();
+  return {};
+}
+
+bool kgraph::isEpilogueCandidate(Operation *op, ArrayRef<int64_t> shape,
+                                 function_ref<bool(Value)> inGroup) {
+  if (!isElementwiseOp(op) || op->getNumResults() != 1 ||
+      !isRankedTensor(op->getResult(0)) || shapeOf(op->getResult(0)) != shape)
+    return false;
+  for (Value operand : op->getOperands())
+    if (!inGroup(operand) &&
+        (!isRankedTensor(operand) || !broadcastsTo(shapeOf(operand), shape)))
+      return false;
+  return true;
+}
+
+StencilGrid kgraph::getStencilGrid(Operation *stencilOp) {
+  Value input;
+  Layout layout = Layout::nchw;
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(stencilOp)) {
+    input = conv.getInput();
+    layout = conv.getLayout();
+  } else if (auto pool = llvm::dyn_cast<Pool2dOp>(stencilOp)) {
+    input = pool.getInput();
+    layout = pool.getLayout();
+  }
+  StencilGrid grid;
+  ArrayRef<int64_t> in = input ? shapeOf(input) : ArrayRef<int64_t>();
+  if (in.size() != 4)
+    return grid;
+  ActivationAxes axes = getActivationAxes(layout);
+  grid.n = in[axes.n], grid.h = in[axes.h], grid.w = in[axes.w];
+  grid.layout = layout;
+  return grid;
+}
+
+bool kgraph::isStencilElementwiseOp(Operation *op, const StencilGrid &grid,
+                                    function_ref<bool(Value)> inGroup) {
+  if (!isElementwiseOp(op) || op->getNumResults() != 1)
+    return false;
+  ArrayRef<int64_t> out = shapeOf(op->getResult(0));
+  if (out.size() != 4)
+    return false;
+  ActivationAxes axes = getActivationAxes(grid.layout);
+  if (out[axes.n] != grid.n || out[axes.h] != grid.h ||
+      out[axes.w] != grid.w || out[axes.c] > kMaxStencilChannels)
+    return false;
+  for (Value operand : op->getOperands()) {
+    if (inGroup(operand) || shapeOf(operand) == out)
+      continue;
+    if (!isSplatConstant(operand) || !broadcastsTo(shapeOf(operand), out))
+      return false;
+  }
+  return true;
+}

@@ -1,0 +1,253 @@
+//===- GemmModel.cpp - the resource model of GEMM kernels -----------------===//
+//
+// The problem, shared-memory layout and load-width rule of GEMM kernels,
+// shared by kgraph-tile's selection model and the GEMM emitter (see
+// GemmModel.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
+#include "kgraph/Target/ElementTypes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kgraph;
+
+//===----------------------------------------------------------------------===//
+// Problem
+//===----------------------------------------------------------------------===//
+
+Type MatmulProblem::getAccumulatorType() const {
+  return kgraph::getAccumulatorType(operandType);
+}
+
+/// `type` as MLIR prints it, for diagnostics.
+static std::string describeType(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+/// Whether kgraph has GEMM kernels for operands of `type`: the element-type
+/// table gives it an accumulator.
+static bool hasGemmKernel(Type type) {
+  return static_cast<bool>(kgraph::getAccumulatorType(type));
+}
+
+FailureOr<MatmulProblem> kgraph::getMatmulProblem(MatmulOp op,
+                                                  std::string *whyNot) {
+  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
+    if (whyNot)
+      *whyNot = why.str();
+    return failure();
+  };
+  auto lhs = llvm::dyn_cast<RankedTensorType>(op.getLhs().getType());
+  auto rhs = llvm::dyn_cast<RankedTensorType>(op.getRhs().getType());
+  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (!lhs || !rhs || !result || lhs.getRank() < 2 || lhs.getRank() > 3 ||
+      rhs.getRank() != lhs.getRank() || result.getRank() != lhs.getRank())
+    return fail("operands are not rank-2 or rank-3 tensors of one rank");
+
+  MatmulProblem p;
+  int64_t rank = lhs.getRank();
+  p.batch = rank == 3 ? lhs.getDimSize(0) : 1;
+  p.transposeA = op.getTransposeA();
+  p.transposeB = op.getTransposeB();
+  p.m = result.getDimSize(rank - 2);
+  p.n = result.getDimSize(rank - 1);
+  p.k = lhs.getDimSize(p.transposeA ? rank - 2 : rank - 1);
+  p.operandType = lhs.getElementType();
+  p.resultType = result.getElementType();
+  p.allowTf32 = op.getPrecision() == Precision::tf32;
+  if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return fail("the product is empty (batch " + Twine(p.batch) + ", M " +
+                Twine(p.m) + ", N " + Twine(p.n) + ", K " + Twine(p.k) + ")");
+  if (!hasGemmKernel(p.operandType))
+    return fail("operands of element type " + describeType(p.operandType) +
+                " have no matmul kernel");
+  return p;
+}
+
+FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
+                                                std::string *whyNot) {
+  auto fail = [&](const Twine &why) -> FailureOr<MatmulProblem> {
+    if (whyNot)
+      *whyNot = why.str();
+    return failure();
+  };
+  auto input = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto filter = llvm::dyn_cast<RankedTensorType>(op.getFilter().getType());
+  auto result = llvm::dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (!input || !filter || !result || input.getRank() != 4 ||
+      filter.getRank() != 4 || result.getRank() != 4)
+    return fail("operands are not rank-4 tensors");
+  bool nhwc = op.getLayout() == Layout::nhwc;
+  int64_t groups = op.getGroups();
+  ArrayRef<int64_t> in = input.getShape(), out = result.getShape(),
+                    fil = filter.getShape();
+  int64_t channels = nhwc ? in[3] : in[1];
+  int64_t filters = nhwc ? out[3] : out[1];
+  int64_t outH = nhwc ? out[1] : out[2], outW = nhwc ? out[2] : out[3];
+  if (groups <= 0 || channels % groups != 0 || filters % groups != 0)
+    return fail("groups do not divide the channels");
+
+  MatmulProblem p;
+  p.batch = groups;
+  p.m = in[0] * outH * outW;
+  p.n = filters / groups;
+  // [F, C/g, KH, KW] or [F, KH, KW, C/g]: a filter row is its K.
+  p.k = fil[1] * fil[2] * fil[3];
+  p.transposeA = false;
+  p.transposeB = true;
+  p.contiguousRunA = nhwc ? channels / groups : 1;
+  p.operandType = input.getElementType();
+  p.resultType = result.getElementType();
+  p.allowTf32 = op.getPrecision() == Precision::tf32;
+  ConvGeometry c;
+  c.nhwc = nhwc;
+  c.batch = in[0];
+  c.channels = channels;
+  c.height = nhwc ? in[1] : in[2];
+  c.width = nhwc ? in[2] : in[3];
+  c.filters = fil[0];
+  c.kernelH = nhwc ? fil[1] : fil[2];
+  c.kernelW = nhwc ? fil[2] : fil[3];
+  c.outH = outH;
+  c.outW = outW;
+  c.strideH = op.getStrides()[0];
+  c.strideW = op.getStrides()[1];
+  ArrayRef<int64_t> pad = op.getPadding();
+  c.padTop = pad[0];
+  c.padLeft = pad[2];
+  c.padded = llvm::any_of(pad, [](int64_t v) { return v != 0; });
+  c.dilationH = op.getDilations()[0];
+  c.dilationW = op.getDilations()[1];
+  c.groups = groups;
+  p.conv = c;
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0)
+    return fail("the convolution is empty (M " + Twine(p.m) + ", N " +
+                Twine(p.n) + ", K " + Twine(p.k) + ")");
+  if (!hasGemmKernel(p.operandType))
+    return fail("operands of element type " + describeType(p.operandType) +
+                " have no conv2d kernel");
+  return p;
+}
+
+FailureOr<MatmulProblem> kgraph::getGemmProblem(const GemmGroupParts &parts,
+                                                std::string *whyNot) {
+  Operation *anchor = parts.anchor;
+  FailureOr<MatmulProblem> p =
+      llvm::isa<Conv2dOp>(anchor)
+          ? getConvProblem(llvm::cast<Conv2dOp>(anchor), whyNot)
+          : getMatmulProblem(llvm::cast<MatmulOp>(anchor), whyNot);
+  if (failed(p))
+    return failure();
+  p->stagedInRegisters =
+      !parts.lhsPrologue.empty() || !parts.rhsPrologue.empty();
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared-memory layout
+//===----------------------------------------------------------------------===//
+
+GemmTileShape GemmTileShape::fromConfig(MatmulConfigAttr config) {
+  GemmTileShape s;
+  s.tileM = config.getTileM();
+  s.tileN = config.getTileN();
+  s.tileK = config.getTileK();
+  s.stages = config.getStages();
+  s.smemPadding = config.getSmemPadding();
+  s.instruction = config.getInstruction();
+  s.copy = config.getCopy();
+  return s;
+}
+
+/// Bytes of one operand element in shared memory (the element-type
+/// table's; problems are only built for types it has).
+static int64_t operandBytes(const MatmulProblem &p) {
+  const ElementTypeInfo *info = lookupElementType(p.operandType);
+  assert(info && "MatmulProblem of an element type kgraph does not have");
+  return info->storageBytes;
+}
+
+GemmSharedMemoryLayout
+kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
+                                  const GemmTileShape &s) {
+  GemmSharedMemoryLayout l;
+  int64_t eb = operandBytes(p);
+  l.rowsA = p.transposeA ? s.tileK : s.tileM;
+  l.colsA = (p.transposeA ? s.tileM : s.tileK) + s.smemPadding;
+  l.rowsB = p.transposeB ? s.tileN : s.tileK;
+  l.colsB = (p.transposeB ? s.tileK : s.tileN) + s.smemPadding;
+  l.stageBytesA = l.rowsA * l.colsA * eb;
+  l.stageBytesB = l.rowsB * l.colsB * eb;
+  if (s.instruction == MmaKind::wgmma) {
+    l.tileAlignment = kWgmmaTileAlignment;
+    l.alignmentSlack = kWgmmaTileAlignment;
+  }
+  l.offsetB = s.stages * l.stageBytesA;
+  l.offsetBarriers = l.offsetB + s.stages * l.stageBytesB;
+  if (s.copy == CopyKind::tma)
+    l.barrierBytes = kTmaBarrierBytesPerStage * s.stages;
+  l.totalBytes = l.alignmentSlack + l.offsetBarriers + l.barrierBytes;
+  return l;
+}
+
+GemmSharedMemoryLayout
+kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
+                                  MatmulConfigAttr config) {
+  return getGemmSharedMemoryLayout(p, GemmTileShape::fromConfig(config));
+}
+
+//===----------------------------------------------------------------------===//
+// Load width
+//===----------------------------------------------------------------------===//
+
+std::string kgraph::getLoadWidthError(MatmulConfigAttr config,
+                                      const MatmulProblem &p) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  int64_t lw = config.getLoadWidth();
+  int64_t eb = operandBytes(p);
+  bool implicit = p.contiguousRunA != 0;
+  StringRef nameA = implicit ? "input" : "lhs";
+  StringRef nameB = implicit ? "filter" : "rhs";
+  if (lw * eb > 16) {
+    os << "load_width = " << lw << " moves " << lw * eb
+       << " bytes per access of '" << p.operandType
+       << "' elements; at most 16";
+    return msg;
+  }
+  auto extent = [&](int64_t e, StringRef operand, StringRef dim) {
+    if (e % lw != 0)
+      os << "load_width = " << lw << " does not divide the contiguous extent "
+         << e << " (" << dim << ") of " << operand;
+    return e % lw == 0;
+  };
+  if (!extent(p.getContiguousExtentA(), nameA,
+              implicit       ? "contiguous run of the im2col gather"
+              : p.transposeA ? "M"
+                             : "K") ||
+      !extent(p.getContiguousExtentB(), nameB, p.transposeB ? "K" : "N"))
+    return msg;
+  // The stored tile rows (unpadded), which every access must not straddle.
+  auto tileRow = [&](int64_t cols, StringRef operand, StringRef field) {
+    if (cols % lw != 0)
+      os << "load_width = " << lw << " does not divide the tile's "
+         << "contiguous extent " << cols << " (" << field << ") of "
+         << operand;
+    return cols % lw == 0;
+  };
+  int64_t tm = config.getTileM(), tn = config.getTileN(),
+          tk = config.getTileK();
+  if (tileRow(p.transposeA ? tm : tk, nameA,
+              p.transposeA ? "tile_m" : "tile_k"))
+    tileRow(p.transposeB ? tk : tn, nameB, p.transposeB ? "tile_k" : "tile_n");
+  return msg;
+}

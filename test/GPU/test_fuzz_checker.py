@@ -1,0 +1,77 @@
+"""CPU self-tests of the random-graph GPU cases (test/fuzz/gpu_cases.py,
+test/fuzz/graphgen.py): a sample is reproducible from its seed, every case's
+torch reference runs in float64 on the CPU on inputs drawn from the case's
+domains and returns the outputs' shapes, finite where the graph is float,
+the reference rebuilt from a manifest entry alone matches the one the case
+was built with, and the tolerances are exact for integer graphs."""
+
+import os
+import sys
+
+import pytest
+
+import gpu_harness as H
+
+sys.path.insert(0, H.CASES)
+sys.path.insert(0, os.path.join(H.REPO, "test", "fuzz"))
+import graph_case as G  # noqa: E402
+import gpu_cases  # noqa: E402
+import graphgen  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+SEED = "c1"
+CASES = gpu_cases.sample(SEED, 40)
+
+
+def entry_of(case):
+    """The manifest entry the build would write (outputs from the graph)."""
+    e = case.manifest()
+    e["outputs"] = [{"shape": list(o.shape), "dtype": o.dtype} for o in case.graph.outputs]
+    return e
+
+
+def test_sample_is_reproducible():
+    again = gpu_cases.sample(SEED, 40)
+    assert [c.name for c in again] == [c.name for c in CASES]
+    assert [c.mlir() for c in again] == [c.mlir() for c in CASES]
+    assert len(CASES) >= 35   # few seeds fail to give a well-conditioned graph
+
+
+def test_sample_covers_the_op_families():
+    ops = {k for c in gpu_cases.sample("c2", 150) for k in c.graph.ops}
+    for k in ("matmul", "conv2d", "pool2d", "reduce", "add", "cast", "select", "clamp"):
+        assert k in ops, f"no {k} in 150 GPU fuzz cases"
+    assert not ops & set(graphgen.DATA_MOVEMENT)
+
+
+@pytest.mark.parametrize("fcase", CASES, ids=[c.name for c in CASES])
+def test_reference_runs_on_the_cpu(fcase):
+    case = fcase
+    e = entry_of(case)
+    gen = torch.Generator().manual_seed(7)
+    inputs = G.make_inputs(torch, e, gen)
+    for x, i in zip(inputs, e["inputs"]):
+        if i["dtype"] in ("i8", "i32"):
+            assert int(x.min()) >= i["lo"] and int(x.max()) <= i["hi"]
+    outs = G.reference(torch, e, gpu_cases.find_ref(e), inputs)
+    assert len(outs) == len(e["outputs"])
+    for o, spec in zip(outs, e["outputs"]):
+        assert list(o.shape) == spec["shape"]
+        if spec["dtype"] in ("f32", "f16", "bf16"):
+            assert torch.isfinite(o).all(), f"{case.name}: non-finite reference"
+    # The reference of the manifest entry is the case's own.
+    direct = G.reference(torch, e, graphgen.torch_ref(case.graph), inputs)
+    for a, b in zip(outs, direct):
+        assert torch.equal(a, b)
+    rtol, atol = case.tol
+    floats = any(v.dtype in ("f32", "f16", "bf16")
+                 for v in case.graph.args + [n.result for n in case.graph.nodes])
+    assert (rtol > 0) == floats and 0 <= rtol < 0.5 and atol >= 0
+
+
+def test_name_and_seed_round_trip():
+    c = gpu_cases.make_case("zz9", 3)
+    assert c.name == "fuzz_zz9_3" and c.manifest()["graph"].startswith("zz9-3")
+    with pytest.raises(ValueError):
+        gpu_cases.sample("Bad-Seed", 1)
