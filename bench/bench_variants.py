@@ -4,7 +4,7 @@ the device-to-device copy bandwidth, in one run.
 
     python3 bench/bench_variants.py .gpu/variants
 
-Every ``<op>_b<block>_g<grid>_u<unroll>.plan.json`` in the folder (made by
+Every ``<op>_b<block>_v<vector>_g<grid>_u<unroll>.plan.json`` in the folder (made by
 scripts/build-bench-variants.sh) is checked against torch, then timed with
 CUDA events (median over trials of back-to-back batches).
 """
@@ -35,7 +35,7 @@ def main(folder):
     copy_ms = time_events(lambda: c.copy_(a), 10, 20, 15)
     copy_bw = 8 * n / copy_ms / 1e6
     print(f"copy: {copy_ms:.4f} ms  {copy_bw:.1f} GB/s")
-    print(f"{'variant':<26} {'ms':>8} {'GB/s':>8} {'of copy':>8}")
+    print(f"{'variant':<32} {'ms':>8} {'GB/s':>8} {'of copy':>8}")
     for plan in plans:
         name = os.path.basename(plan)[: -len(".plan.json")]
         prog = kgraph.load(plan)
@@ -51,7 +51,7 @@ def main(folder):
             fn, nbytes = (lambda p=prog: p.run([a], [c])), 8 * n
         ms = time_events(fn, 10, 20, 15)
         bw = nbytes / ms / 1e6
-        print(f"{name:<26} {ms:8.4f} {bw:8.1f} {bw / copy_bw:8.1%}")
+        print(f"{name:<32} {ms:8.4f} {bw:8.1f} {bw / copy_bw:8.1%}")
 
 
 if __name__ == "__main__":

@@ -75,3 +75,18 @@ def test_name_and_seed_round_trip():
     assert c.name == "fuzz_zz9_3" and c.manifest()["graph"].startswith("zz9-3")
     with pytest.raises(ValueError):
         gpu_cases.sample("Bad-Seed", 1)
+
+
+@pytest.mark.parametrize("lo,hi,want", [(-300.0, -294.0, -128), (300.0, 1300.0, 127),
+                                        (-300.0, 700.0, None), (-0.5, 0.5, 0)])
+def test_integer_clamp_bounds_saturate(lo, hi, want):
+    # kgraph.clamp on i8: bounds outside the type's range saturate to it (a
+    # range wholly below it gives -128, not -294 wrapped to -38, as found on
+    # the GPU with graph 8ab795d-132.3).
+    from types import SimpleNamespace as NS
+    x = torch.tensor([-128, -5, 0, 7, 127], dtype=torch.int64)
+    a = NS(name="a", dtype="i8")
+    n = NS(kind="clamp", attrs={"min": lo, "max": hi}, operands=[a],
+           result=NS(name="r", dtype="i8"))
+    got = graphgen._eval_node(torch, None, n, {"a": x})
+    assert got.tolist() == (x.tolist() if want is None else [want] * 5)

@@ -621,7 +621,11 @@ def _eval_node(torch, F, n, vals):
     if k == "clamp":
         lo, hi = a["min"], a["max"]
         if dt in INTS:
-            lo, hi = math.ceil(lo), math.floor(hi)
+            # Bounds limited to the representable integers: outside the
+            # type's range they saturate to it (kgraph.clamp's semantics).
+            info = torch.iinfo(_torch_dtype(torch, dt))
+            lo = min(max(math.ceil(lo), info.min), info.max)
+            hi = min(max(math.floor(hi), info.min), info.max)
         return _round(torch, torch.clamp(xs[0], min=lo, max=hi), dt)
     if k == "cast":
         x, src = xs[0], n.operands[0].dtype

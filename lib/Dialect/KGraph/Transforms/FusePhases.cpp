@@ -45,11 +45,21 @@ void Fuser::formStencilGroups() {
         return def && s.contains(def);
       };
       // A stencil op joins through its input; a conv2d filter is a weight
-      // from outside, never a value on the grid.
-      if (llvm::isa<Conv2dOp, Pool2dOp>(op))
-        return isStencilOp(op) && getStencilGrid(op) == grid &&
-               inSet(op->getOperand(0)) &&
-               (op->getNumOperands() == 1 || !inSet(op->getOperand(1)));
+      // from outside, never a value on the grid. The group stores each value
+      // once, padded for its readers: a reader that needs other padding
+      // (max pool's -inf against zero) stays out.
+      if (llvm::isa<Conv2dOp, Pool2dOp>(op)) {
+        Value in = op->getOperand(0);
+        auto otherFill = [&](Operation *user) {
+          return user != op && s.contains(user) &&
+                 llvm::isa<Conv2dOp, Pool2dOp>(user) &&
+                 user->getOperand(0) == in &&
+                 getStencilFill(user) != getStencilFill(op);
+        };
+        return isStencilOp(op) && getStencilGrid(op) == grid && inSet(in) &&
+               (op->getNumOperands() == 1 || !inSet(op->getOperand(1))) &&
+               llvm::none_of(in.getUsers(), otherFill);
+      }
       return isStencilElementwiseOp(op, grid, inSet);
     });
     // Elementwise producers on the grid used only by the group.

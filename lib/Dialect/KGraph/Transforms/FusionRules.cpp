@@ -105,6 +105,13 @@ bool kgraph::isStencilOp(Operation *op, std::string *whyNot) {
               "' is not a conv2d or pool2d");
 }
 
+StencilFill kgraph::getStencilFill(Operation *op) {
+  if (auto pool = llvm::dyn_cast<Pool2dOp>(op))
+    return pool.getKind() == PoolKind::max ? StencilFill::NegInf
+                                           : StencilFill::Zero;
+  return StencilFill::Zero;
+}
+
 bool kgraph::isGemmAnchor(Operation *op) {
   if (llvm::isa<MatmulOp>(op))
     return true;

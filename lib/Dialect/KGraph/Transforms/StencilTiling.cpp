@@ -163,14 +163,6 @@ static LogicalResult checkStencilOp(Operation *op) {
   return success();
 }
 
-/// Padding value a stencil op needs from positions outside the image.
-static StencilFill getFill(Operation *op) {
-  if (auto pool = llvm::dyn_cast<Pool2dOp>(op))
-    return pool.getKind() == PoolKind::max ? StencilFill::NegInf
-                                           : StencilFill::Zero;
-  return StencilFill::Zero;
-}
-
 LogicalResult kgraph::checkStencilGroup(FusedOp group) {
   if (group.getNumResults() == 0)
     return group.emitOpError("has no results to compute");
@@ -220,7 +212,7 @@ LogicalResult kgraph::checkStencilGroup(FusedOp group) {
       // value, so all readers of a value must agree on it.
       Value in = op.getOperand(0);
       auto [it, inserted] = fillReader.try_emplace(in, &op);
-      if (!inserted && getFill(it->second) != getFill(&op))
+      if (!inserted && getStencilFill(it->second) != getStencilFill(&op))
         return op.emitOpError("reads a value that ")
                << it->second->getName()
                << " of the same group reads with other padding semantics "
@@ -339,7 +331,7 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
            (res.y1 - 1) * sy - pad[0] + kh, res.x0 * sx - pad[2],
            (res.x1 - 1) * sx - pad[2] + kw);
       materialized.insert(in);
-      fills[in] = getFill(&op);
+      fills[in] = getStencilFill(&op);
       continue;
     }
     for (Value operand : op.getOperands())

@@ -350,8 +350,9 @@ def KGraph_ClampOp : KGraph_UnaryNumericOp<"clamp"> {
     attributes; `min <= max` is required and neither may be NaN. The
     comparison is exact: for integer and narrow float element types the
     result is the input limited to the representable values inside
-    `[min, max]` (for integers, `ceil(min)` and `floor(max)`). A NaN input
-    stays NaN. `relu6` is `clamp` with `min = 0`, `max = 6`.
+    `[min, max]` (for integers, `ceil(min)` and `floor(max)`); a bound
+    outside the type's range saturates to it, so a range wholly below (above)
+    the type's gives its minimum (maximum). A NaN input stays NaN. `relu6` is `clamp` with `min = 0`, `max = 6`.
 
     Example:
     ```mlir

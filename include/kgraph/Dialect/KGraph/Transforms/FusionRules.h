@@ -54,6 +54,14 @@ mlir::LogicalResult verifyKernelConstant(mlir::Operation *op);
 /// reason in `whyNot` when given (e.g. "64 input channels").
 bool isStencilOp(mlir::Operation *op, std::string *whyNot = nullptr);
 
+/// What a materialized value of a stencil group holds outside the image.
+enum class StencilFill { None, Zero, NegInf };
+
+/// The value stencil op `op` (conv2d, pool2d) reads outside the image: -inf
+/// for a max pool, zero otherwise. A stencil group stores each value once,
+/// padded with this, so all stencil readers of one value in a group agree.
+StencilFill getStencilFill(mlir::Operation *op);
+
 /// True for the anchor of a GEMM group: a kgraph.matmul, or a kgraph.conv2d
 /// that is not a stencil op.
 bool isGemmAnchor(mlir::Operation *op);

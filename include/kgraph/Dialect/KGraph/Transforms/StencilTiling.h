@@ -22,15 +22,13 @@
 #define KGRAPH_DIALECT_KGRAPH_TRANSFORMS_STENCILTILING_H
 
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 
 #include "llvm/ADT/MapVector.h"
 
 namespace kgraph {
 
 struct SMTarget;
-
-/// What a materialized value holds outside the image.
-enum class StencilFill { None, Zero, NegInf };
 
 /// Region and storage of one value of a stencil group. Region coordinates are
 /// relative to the tile origin times `scale` (the value's grid is the output
