@@ -29,8 +29,9 @@ for c in man:
     if c["name"].startswith("perf"):
         from triton.testing import do_bench
         ms = do_bench(lambda: prog.run([A, B], [C]), warmup=25, rep=200, return_mode="median")
-        At = A.t() if c["ta"] else A; Bt = B.t() if c["tb"] else B
-        ms_ref = do_bench(lambda: torch.matmul(A, B), warmup=25, rep=200, return_mode="median")
+        At = A.transpose(-1, -2) if c["ta"] else A
+        Bt = B.transpose(-1, -2) if c["tb"] else B
+        ms_ref = do_bench(lambda: torch.matmul(At, Bt), warmup=25, rep=200, return_mode="median")
         fl = 2 * c["M"] * c["N"] * c["K"]
         line += f"  kgraph {fl/ms/1e9:.0f} TFLOP/s  cuBLAS {fl/ms_ref/1e9:.0f} TFLOP/s  ratio {ms_ref/ms:.2f}"
     print(line, flush=True)

@@ -99,7 +99,10 @@ chooseMatmulConfig(mlir::MLIRContext *ctx, const MatmulProblem &problem,
 /// Every configuration the search considers for `problem` on `target`,
 /// ranked best first: chooseMatmulConfig's pick, then the candidates the
 /// model counts as equally fast in the order of its tie-break key, then the
-/// rest by estimated time. Fails with the reason in `whyNot` when no
+/// rest by estimated time, then the launch variants the model does not tell
+/// apart (other group_m and copy engine of each wgmma tiling), for measured
+/// tuning; some of those may fail the legality check (verifyMatmulConfig),
+/// which listings apply. Fails with the reason in `whyNot` when no
 /// candidate fits the target.
 mlir::FailureOr<llvm::SmallVector<MatmulConfigAttr>>
 rankMatmulConfigs(mlir::MLIRContext *ctx, const MatmulProblem &problem,

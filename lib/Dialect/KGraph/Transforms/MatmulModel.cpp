@@ -1,0 +1,368 @@
+//===- MatmulModel.cpp - resource and cost model of GEMM kernels ----------===//
+//
+// The resources (shared memory, registers, threads), occupancy and time
+// estimate of a #kgraph.matmul_config on a problem, and its launch; the
+// search that ranks candidates with it is MatmulTiling.cpp. Everything is
+// computed from the problem shape and the SM target table; nothing here
+// names an SM.
+//
+// Cost model (all times in SM clock cycles, per problem)
+// ------------------------------------------------------
+// For a candidate with block tile tm x tn x tk, w warps, s stages:
+//
+//   blocks   = batch * ceil(M / tm) * ceil(N / tn)
+//   kIters   = ceil(K / tk)
+//   r        = min(blocksPerSM, ceil(blocks / numSMs))   blocks an SM holds
+//   waves    = ceil(blocks / (r * numSMs))
+//   waveEff  = blocks / (waves * r * numSMs)
+//
+//   T_compute = blocks * tm * tn * kIters * tk             (padded FMAs)
+//               / (numSMs * mathRate * min(1, r * w / 8))
+//               + blocks * kIters * 16 / numSMs       (per-iteration overhead)
+//   stageBytes = (tm * tk + tk * tn) * elemBytes          (global bytes)
+//   T_global  = blocks * kIters * stageBytes
+//               / (numSMs * min(l2Rate, inflight / latency))
+//               inflight = r * max(1, s - 1) * stageBytes  (Little's law)
+//   T_shared  = blocks * w * kIters * tk * (wtm + wtn) * elemBytes
+//               / (numSMs * sharedRate)
+//   T         = max(T_compute (+ T_global when s = 1, else max with it),
+//                   T_shared) / waveEff
+//               * 1.1 when only one block fits on an SM (and blocks > numSMs)
+//
+// - The math rate needs 8 resident warps (two per SM sub-partition) to reach
+//   its peak, which is what makes 4-warp blocks want two blocks per SM.
+// - A/B re-reads are served by L2 (DRAM traffic for the unique bytes is the
+//   same for every candidate, so it does not rank them).
+// - Memory requests must cover the latency: with s stages a block has
+//   s - 1 stage loads in flight while it computes on one; one stage means
+//   load, wait, compute, so the two times add up.
+// - Each warp reads its A and B fragments (wtm + wtn values per k) from
+//   shared memory once; small warp tiles become shared-memory bound.
+// - wgmma (sm_90a, f16/bf16) runs at twice mma.sync's rate, reads each
+//   operand tile from shared memory once per warpgroup (not per warp), needs
+//   no fragment registers, and from 3 stages on keeps one stage busy for the
+//   previous tile's MMAs (s - 2 stage loads in flight instead of s - 1).
+// - Every main-loop iteration costs a block ~16 cycles besides its math
+//   (barrier, cp.async commit/wait, address updates): deep tile_k
+//   amortizes it, as long as the stages still fit.
+// - A lone block per SM leaves the SM idle at every barrier and during its
+//   epilogue: the explicit 10% penalty is the preference for >= 2 blocks/SM
+//   (applied when the grid has more blocks than SMs, so a second block
+//   could have been resident).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulModel.h"
+#include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
+#include "kgraph/Target/ElementTypes.h"
+#include "kgraph/Target/SMTargets.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace kgraph;
+using namespace kgraph::detail;
+
+/// Bytes of one element in memory (the element-type table's; problems are
+/// only built for types it has).
+int64_t kgraph::detail::elementBytes(Type type) {
+  const ElementTypeInfo *info = lookupElementType(type);
+  assert(info && "MatmulProblem of an element type kgraph does not have");
+  return info->storageBytes;
+}
+
+/// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
+/// the longer side of the warp tile getting 8.
+std::pair<int64_t, int64_t> kgraph::detail::simtLanes(const Tiling &t) {
+  return t.warpTileN() >= t.warpTileM() ? std::make_pair(4, 8)
+                                        : std::make_pair(8, 4);
+}
+
+
+//===----------------------------------------------------------------------===//
+// Resources and occupancy
+//===----------------------------------------------------------------------===//
+
+/// Fixed per-thread registers for addresses, loop counters, predicates.
+static constexpr int64_t kOverheadRegisters = 40;
+
+/// The fields of `t` that decide its shared memory.
+GemmTileShape kgraph::detail::tileShapeOf(const Tiling &t) {
+  GemmTileShape s;
+  s.tileM = t.tileM;
+  s.tileN = t.tileN;
+  s.tileK = t.tileK;
+  s.stages = t.stages;
+  s.smemPadding = t.smemPadding;
+  s.instruction = t.kind;
+  s.copy = t.copy;
+  return s;
+}
+
+/// Tiles whose stages an asynchronous wgmma may still read while the next
+/// ones load (the kernel waits with wait_group 1 from 3 stages on).
+static int64_t tilesInFlight(const Tiling &t) {
+  return t.kind == MmaKind::wgmma && t.stages >= 3 ? 1 : 0;
+}
+
+MatmulResourceEstimate
+kgraph::detail::estimateTilingResources(const Tiling &t, const MatmulProblem &p,
+                                        bool asyncCopies) {
+  MatmulResourceEstimate r;
+  int64_t eb = elementBytes(p.operandType);
+  // The kernel's layout (GemmModel.h): tiles, alignment slack, mbarriers.
+  GemmSharedMemoryLayout smem = getGemmSharedMemoryLayout(p, tileShapeOf(t));
+  r.stageBytesA = smem.stageBytesA;
+  r.stageBytesB = smem.stageBytesB;
+  r.sharedMemoryBytes = smem.totalBytes;
+  r.threadsPerBlock = 32 * t.warps();
+
+  // Accumulators: the warp tile spread over 32 lanes, in 32-bit registers.
+  const ElementTypeInfo *acc = lookupElementType(p.getAccumulatorType());
+  assert(acc && "accumulator of an element type kgraph does not have");
+  int64_t accWords =
+      std::max<int64_t>(1, llvm::divideCeilSigned(int64_t(acc->bitWidth), 32));
+  r.accumulatorRegisters =
+      llvm::divideCeilSigned(t.warpTileM() * t.warpTileN(), 32) * accWords;
+
+  // Operand fragments for one instruction-k step, double buffered so the
+  // next step's loads overlap the current step's math.
+  if (t.kind == MmaKind::wgmma) {
+    // Both operands come from shared memory through descriptors.
+    r.fragmentRegisters = 0;
+  } else if (t.kind == MmaKind::fma) {
+    auto [lanesM, lanesN] = simtLanes(t);
+    int64_t perStep = llvm::divideCeilSigned(t.warpTileM(), lanesM) +
+                      llvm::divideCeilSigned(t.warpTileN(), lanesN);
+    r.fragmentRegisters = 2 * perStep;
+  } else {
+    // An m x k (k x n) fragment spread over 32 lanes of 4-byte registers.
+    int64_t regsA = llvm::divideCeilSigned(t.instM * t.instK * eb, 128);
+    int64_t regsB = llvm::divideCeilSigned(t.instN * t.instK * eb, 128);
+    int64_t perStep =
+        (t.warpTileM() / t.instM) * regsA + (t.warpTileN() / t.instN) * regsB;
+    r.fragmentRegisters = 2 * perStep;
+  }
+
+  // Without cp.async a stage travels global -> registers -> shared memory.
+  if (!asyncCopies)
+    r.stagingRegisters = llvm::divideCeilSigned(
+        (t.tileM * t.tileK + t.tileK * t.tileN) * eb, r.threadsPerBlock * 4);
+
+  r.registersPerThread = r.accumulatorRegisters + r.fragmentRegisters +
+                         r.stagingRegisters + kOverheadRegisters;
+  return r;
+}
+
+MatmulResourceEstimate kgraph::estimateResources(MatmulConfigAttr config,
+                                                 const MatmulProblem &problem,
+                                                 bool asyncCopies) {
+  return estimateTilingResources(Tiling::fromAttr(config), problem, asyncCopies);
+}
+
+StringRef kgraph::stringifyOccupancyLimit(OccupancyLimit limit) {
+  switch (limit) {
+  case OccupancyLimit::SharedMemory:
+    return "shared memory";
+  case OccupancyLimit::Registers:
+    return "registers";
+  case OccupancyLimit::Threads:
+    return "threads";
+  case OccupancyLimit::Blocks:
+    return "blocks";
+  }
+  return "blocks";
+}
+
+MatmulOccupancy kgraph::estimateOccupancy(const MatmulResourceEstimate &r,
+                                          const SMTarget &target) {
+  MatmulOccupancy occ;
+  if (r.threadsPerBlock <= 0 || r.threadsPerBlock > target.maxThreadsPerBlock ||
+      r.sharedMemoryBytes > target.sharedMemPerBlock ||
+      r.registersPerThread > target.maxRegistersPerThread)
+    return occ;
+
+  // Shared memory: the block's bytes rounded to the 128-byte allocation unit
+  // plus the per-block reservation of the runtime. The table's per-SM figure
+  // exceeds its per-block opt-in maximum by exactly that reservation (1 KiB
+  // from sm_80 on, none before).
+  int64_t reserved =
+      int64_t(target.sharedMemPerSM) - int64_t(target.sharedMemPerBlock);
+  int64_t smemPerBlock = llvm::alignTo(r.sharedMemoryBytes, 128) + reserved;
+  int64_t bySmem = smemPerBlock > 0 ? target.sharedMemPerSM / smemPerBlock
+                                    : std::numeric_limits<int64_t>::max();
+  // Registers: per-thread counts round up to 8, registers are allocated per
+  // warp (256-register units), and a block needs all its warps resident.
+  int64_t warps = r.threadsPerBlock / 32;
+  int64_t regsPerWarp = llvm::alignTo(r.registersPerThread, 8) * 32;
+  int64_t byRegs = (target.registersPerSM / regsPerWarp) / warps;
+  int64_t byThreads = target.maxThreadsPerSM / r.threadsPerBlock;
+  int64_t byBlocks = target.maxBlocksPerSM;
+
+  occ.blocksPerSM = byBlocks;
+  occ.limit = OccupancyLimit::Blocks;
+  auto consider = [&](int64_t n, OccupancyLimit why) {
+    if (n < occ.blocksPerSM || (n == occ.blocksPerSM && why < occ.limit)) {
+      occ.blocksPerSM = n;
+      occ.limit = why;
+    }
+  };
+  consider(byThreads, OccupancyLimit::Threads);
+  consider(byRegs, OccupancyLimit::Registers);
+  consider(bySmem, OccupancyLimit::SharedMemory);
+  return occ;
+}
+
+//===----------------------------------------------------------------------===//
+// Throughputs and the cost model
+//===----------------------------------------------------------------------===//
+
+// The per-SM throughputs (math, L2, shared memory) are columns of the SM
+// target table; the constants below are the model's own.
+/// Latency of a global load under load (L2 miss included), clocks.
+static constexpr double kMemoryLatency = 1000;
+/// Resident warps an SM needs to keep its math pipes busy.
+static constexpr double kWarpsToSaturate = 8;
+/// Time factor of a configuration of which only one block fits per SM.
+static constexpr double kLoneBlockPenalty = 1.1;
+/// Cycles one main-loop iteration of a block spends besides its math: the
+/// barrier, cp.async commit/wait and address updates that the other
+/// resident block does not hide.
+static constexpr double kIterationOverhead = 16;
+/// An implicit-GEMM (conv2d) iteration also advances the im2col gather
+/// (kh, kw, c decomposition of the k offset for every copied chunk) and waits
+/// on copies whose rows are scattered: calibrated on the H200, where the
+/// ResNet-50 layers with K >= 1152 ran 10-40% faster with tile_k = 64 than
+/// with the 16-32 the GEMM overhead picked (bench/RESULTS.md, conv2d
+/// variants). Only measured for tensor-core kernels, so SIMT (fma) convs keep
+/// the GEMM figure.
+static constexpr double kConvIterationOverhead = 64;
+
+/// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
+/// table's f16 rates scaled by the element-type table's operand rate (tf32
+/// at half of them, i8 at twice).
+static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
+  if (kind == MmaKind::fma)
+    return target.f32LanesPerSM;
+  double f16Rate = kind == MmaKind::wgmma ? target.wgmmaF16MacsPerClock
+                                          : target.mmaF16MacsPerClock;
+  // A tensor-core kind on an operand type without a tensor-core operand
+  // never reaches the model: verifyMatmulConfig rejects it.
+  std::optional<MmaOperandType> type =
+      getMmaOperandType(operandType, /*allowTf32=*/true);
+  assert(type && "tensor-core instruction on operands that have none");
+  return f16Rate * getMmaOperandInfo(*type).rateRelativeToF16;
+}
+
+MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
+                                              const MatmulProblem &p,
+                                              const SMTarget &target) {
+  MatmulEstimate e;
+  e.resources = estimateTilingResources(t, p, target.hasCpAsync && !p.stagedInRegisters);
+  e.occupancy = estimateOccupancy(e.resources, target);
+  e.numBlocks = p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
+                llvm::divideCeilSigned(p.n, t.tileN);
+  if (e.occupancy.blocksPerSM == 0) {
+    e.cycles = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  const double numSMs = target.numSMs;
+  int64_t resident =
+      std::min<int64_t>(e.occupancy.blocksPerSM,
+                        llvm::divideCeilSigned(e.numBlocks, target.numSMs));
+  e.waves = llvm::divideCeilSigned(e.numBlocks, resident * target.numSMs);
+  e.waveEfficiency =
+      double(e.numBlocks) / double(e.waves * resident * target.numSMs);
+
+  int64_t eb = elementBytes(p.operandType);
+  int64_t kIters = llvm::divideCeilSigned(p.k, t.tileK);
+  double blocks = e.numBlocks;
+
+  double saturation =
+      std::min(1.0, double(resident * t.warps()) / kWarpsToSaturate);
+  double paddedFma = blocks * t.tileM * t.tileN * double(kIters * t.tileK);
+  e.computeCycles =
+      paddedFma /
+          (numSMs * mathRate(target, t.kind, p.operandType) * saturation) +
+      blocks * double(kIters) *
+          (p.contiguousRunA && t.kind != MmaKind::fma ? kConvIterationOverhead
+                                                      : kIterationOverhead) /
+          numSMs;
+
+  double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;
+  double inflight =
+      double(resident) *
+      double(std::max<int64_t>(1, t.stages - 1 - tilesInFlight(t))) *
+      stageBytes;
+  double bandwidth =
+      std::min(double(target.l2BytesPerClock), inflight / kMemoryLatency);
+  e.globalCycles = blocks * double(kIters) * stageBytes / (numSMs * bandwidth);
+
+  // Each warp reads its fragments; a wgmma reads its warpgroup's operands
+  // once for the 4 warps.
+  double sharedBytes =
+      t.kind == MmaKind::wgmma
+          ? blocks * (t.warps() / 4) * double(kIters * t.tileK) *
+                double(t.tileM / (t.warpsM / 4) + t.warpTileN()) * eb
+          : blocks * t.warps() * double(kIters * t.tileK) *
+                double(t.warpTileM() + t.warpTileN()) * eb;
+  e.sharedCycles = sharedBytes / (numSMs * double(target.sharedBytesPerClock));
+
+  double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
+                                   : std::max(e.computeCycles, e.globalCycles);
+  e.cycles = std::max(pipelined, e.sharedCycles) / e.waveEfficiency;
+  if (e.occupancy.blocksPerSM < 2 && e.numBlocks > target.numSMs)
+    e.cycles *= kLoneBlockPenalty;
+  return e;
+}
+
+MatmulEstimate kgraph::estimateMatmul(MatmulConfigAttr config,
+                                      const MatmulProblem &problem,
+                                      const SMTarget &target) {
+  return estimateTiling(Tiling::fromAttr(config), problem, target);
+}
+
+
+std::string kgraph::describeEstimate(const MatmulEstimate &e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  const MatmulResourceEstimate &r = e.resources;
+  os << "smem " << r.sharedMemoryBytes << " B, " << r.registersPerThread
+     << " regs/thread (acc " << r.accumulatorRegisters << ", frag "
+     << r.fragmentRegisters << ", staging " << r.stagingRegisters << "), "
+     << r.threadsPerBlock << " threads, " << e.occupancy.blocksPerSM
+     << " blocks/SM (" << stringifyOccupancyLimit(e.occupancy.limit) << "), "
+     << e.numBlocks << " blocks in " << e.waves << " waves (";
+  os << llvm::format("%.1f", 100 * e.waveEfficiency)
+     << "% efficient), cycles: ";
+  os << "compute " << std::llround(e.computeCycles) << ", global "
+     << std::llround(e.globalCycles) << ", shared "
+     << std::llround(e.sharedCycles) << ", estimated "
+     << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
+  return s;
+}
+
+KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
+                                     const MatmulProblem &p,
+                                     const SMTarget &target) {
+  constexpr int64_t kMaxGridY = 65535;
+  KernelLaunch launch;
+  int64_t tilesN = llvm::divideCeilSigned(p.n, config.getTileN());
+  int64_t tilesM = llvm::divideCeilSigned(p.m, config.getTileM());
+  bool linear = config.getGroupM() > 1 || tilesM > kMaxGridY;
+  launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
+                 p.batch};
+  launch.block = {config.getBlockThreads(), 1, 1};
+  launch.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
+  return launch;
+}
+

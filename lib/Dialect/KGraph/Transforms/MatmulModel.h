@@ -1,0 +1,72 @@
+//===- MatmulModel.h - GEMM cost model internals ----------------*- C++ -*-===//
+//
+// What the GEMM search (MatmulTiling.cpp) shares with the resource and cost
+// model (MatmulModel.cpp): a plain-struct view of #kgraph.matmul_config and
+// the model's entry points on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGRAPH_LIB_DIALECT_KGRAPH_TRANSFORMS_MATMULMODEL_H
+#define KGRAPH_LIB_DIALECT_KGRAPH_TRANSFORMS_MATMULMODEL_H
+
+#include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
+
+#include <utility>
+
+namespace kgraph {
+namespace detail {
+
+/// The fields of #kgraph.matmul_config, so the search can evaluate thousands
+/// of candidates without creating an attribute for each.
+struct Tiling {
+  int64_t tileM, tileN, tileK, warpsM, warpsN, stages;
+  MmaKind kind;
+  int64_t instM, instN, instK;
+  int64_t loadWidth, smemPadding;
+  int64_t groupM = 1;
+  CopyKind copy = CopyKind::cp_async;
+
+  static Tiling fromAttr(MatmulConfigAttr c) {
+    llvm::ArrayRef<int64_t> s = c.getInstructionShape();
+    return {c.getTileM(),  c.getTileN(),  c.getTileK(),
+            c.getWarpsM(), c.getWarpsN(), c.getStages(),
+            c.getInstruction(), s[0], s[1], s[2], c.getLoadWidth(),
+            c.getSmemPadding(), c.getGroupM(), c.getCopy()};
+  }
+  MatmulConfigAttr toAttr(mlir::MLIRContext *ctx) const {
+    return MatmulConfigAttr::get(ctx, tileM, tileN, tileK, warpsM, warpsN,
+                                 stages, kind, {instM, instN, instK}, loadWidth,
+                                 smemPadding, groupM, copy);
+  }
+  int64_t warps() const { return warpsM * warpsN; }
+  int64_t warpTileM() const { return tileM / warpsM; }
+  int64_t warpTileN() const { return tileN / warpsN; }
+};
+
+/// Bytes of one element in memory (the element-type table's; problems are
+/// only built for types it has).
+int64_t elementBytes(mlir::Type type);
+
+/// Lanes of a warp along M and N for the SIMT (fma) kernel: 4 x 8 or 8 x 4,
+/// the longer side of the warp tile getting 8.
+std::pair<int64_t, int64_t> simtLanes(const Tiling &t);
+
+/// The fields of `t` that decide its shared memory.
+GemmTileShape tileShapeOf(const Tiling &t);
+
+/// Shared memory, registers and threads of `t` on `p` (estimateResources).
+MatmulResourceEstimate estimateTilingResources(const Tiling &t,
+                                               const MatmulProblem &p,
+                                               bool asyncCopies);
+
+/// The cost model's estimate of `t` on `p` (estimateMatmul).
+MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
+                              const SMTarget &target);
+
+/// Candidates this close to the fastest estimate count as equally fast.
+inline constexpr double kTimeTolerance = 0.03;
+
+} // namespace detail
+} // namespace kgraph
+
+#endif // KGRAPH_LIB_DIALECT_KGRAPH_TRANSFORMS_MATMULMODEL_H
