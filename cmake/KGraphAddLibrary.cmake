@@ -22,5 +22,9 @@ function(kgraph_add_library name)
     $<BUILD_INTERFACE:${KGRAPH_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${KGRAPH_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:include>)
+  if(KGRAPH_SANITIZE)
+    # Whatever links a sanitized kgraph library needs the sanitizer runtime.
+    target_link_options(${name} INTERFACE -fsanitize=${KGRAPH_SANITIZE})
+  endif()
   set_property(GLOBAL APPEND PROPERTY KGRAPH_EXPORTED_LIBS ${name})
 endfunction()

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing kgraph needs on Debian 12 (as root):
-# LLVM/MLIR 22, clang and lld, ninja, ccache, and the Python packages the
-# tests use. Safe to run again.
+# LLVM/MLIR 22 (llvm-22 has the llvm-objcopy lib/CAPI uses), clang and lld,
+# ninja, ccache, the Python packages the tests use, and g++ (Debian's
+# default; its libgcc-12-dev brings the ASan and UBSan runtimes libasan8 and
+# libubsan1) for the sanitizer build of scripts/test.sh. Safe to run again.
 set -euo pipefail
-packages=(cmake ninja-build ccache zstd
-          llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
+packages=(cmake ninja-build ccache zstd g++
+          llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
           python3-numpy python3-pytest python3-torch)
 missing=()
 for p in "${packages[@]}"; do

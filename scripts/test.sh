@@ -6,9 +6,17 @@
 # GPU test cases' references; a short seeded random-graph fuzz run
 # (run_fuzz, about two minutes) drives the whole pipeline. GPU tests run on a
 # GPU machine through scripts/gpu-check.sh.
+#
+# Then a second build, with Debian's default compiler (g++) and
+# AddressSanitizer + UndefinedBehaviorSanitizer, in
+# ${KGRAPH_SANITIZER_BUILD_DIR:-build-gcc-asan}, runs the whole lit suite and
+# the short fuzz run again: code that depends on one compiler (e.g. on the
+# order function arguments are evaluated in) or misuses memory fails there.
+# KGRAPH_SANITIZER_BUILD=0 leaves it out (quicker local runs; CI keeps it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KGRAPH_BUILD_DIR:-$root/build}
+sbuild=${KGRAPH_SANITIZER_BUILD_DIR:-$root/build-gcc-asan}
 "$root/scripts/install-deps.sh" || exit 1
 "$root/scripts/build.sh" || exit 1
 
@@ -29,11 +37,25 @@ run_fuzz() {
 }
 
 status=0
-lit_log=$build/lit.log
-/usr/lib/llvm-22/bin/lit -v "$build/test" 2>&1 | tee "$lit_log" | grep -Ev '^(PASS|UNSUPPORTED):'
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-lit_pass=$(grep -cE '^PASS:' "$lit_log")
-lit_fail=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$lit_log")
+lit_pass=0
+lit_fail=0
+lit_summary=
+# run_lit BUILD LABEL: the whole lit suite of BUILD, its log in BUILD/lit.log;
+# adds to lit_pass / lit_fail.
+run_lit() {
+  local log=$1/lit.log
+  echo "== lit ($2)"
+  /usr/lib/llvm-22/bin/lit -v "$1/test" 2>&1 | tee "$log" | grep -Ev '^(PASS|UNSUPPORTED):'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  local pass fail
+  pass=$(grep -cE '^PASS:' "$log")
+  fail=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")
+  lit_pass=$((lit_pass + pass))
+  lit_fail=$((lit_fail + fail))
+  lit_summary+="lit ($2): $pass passed, $fail failed; "
+}
+
+run_lit "$build" "clang"
 
 py_log=$build/pytest.log
 ( cd "$root" && PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
@@ -43,17 +65,46 @@ py_pass=$(grep -oE '[0-9]+ passed' "$py_log" | tail -1 | grep -oE '[0-9]+' || ec
 py_fail=$(grep -oE '[0-9]+ (failed|error)' "$py_log" | awk '{s+=$1} END {print s+0}')
 py_skip=$(grep -oE '[0-9]+ skipped' "$py_log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 
-fuzz_log=$build/fuzz.log
-run_fuzz "$build/bin/kgraph-opt" "$fuzz_log" | grep -E "^(fuzz:|FINDING|  saved:)"
-fuzz_rc=${PIPESTATUS[0]}
-fuzz_line=$(grep -E '^fuzz: seed .* graphs, [0-9]+ findings' "$fuzz_log" | tail -1)
-# The fuzz run counts as one test: passed without a finding.
-fuzz_pass=0; fuzz_fail=0
-if [ "$fuzz_rc" -eq 0 ] && [ -n "$fuzz_line" ]; then fuzz_pass=1; else fuzz_fail=1; status=1; fi
+fuzz_pass=0; fuzz_fail=0; fuzz_lines=
+# fuzz_in BUILD LABEL: the short fuzz run against BUILD's kgraph-opt, its log
+# in BUILD/fuzz.log; counts as one test, passed without a finding.
+fuzz_in() {
+  local log=$1/fuzz.log line rc
+  echo "== fuzz ($2)"
+  run_fuzz "$1/bin/kgraph-opt" "$log" | grep -E "^(fuzz:|FINDING|  saved:)"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^fuzz: seed .* graphs, [0-9]+ findings' "$log" | tail -1)
+  if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+    fuzz_pass=$((fuzz_pass + 1))
+  else
+    fuzz_fail=$((fuzz_fail + 1)); status=1
+  fi
+  fuzz_lines+="${line:-fuzz: no result (see $log)} ($2)"$'\n'
+}
+fuzz_in "$build" "clang"
+
+# The g++ + ASan/UBSan build. ASAN_OPTIONS/UBSAN_OPTIONS defaults (abort on
+# the first report, leak checking on) are set by test/lit.cfg.py and, for the
+# fuzz run, below.
+if [ "${KGRAPH_SANITIZER_BUILD:-1}" != 0 ]; then
+  echo "== g++ + AddressSanitizer + UndefinedBehaviorSanitizer build in $sbuild"
+  if KGRAPH_BUILD_DIR=$sbuild KGRAPH_COMPILER=gcc KGRAPH_SANITIZE=address,undefined \
+      "$root/scripts/build.sh"; then
+    run_lit "$sbuild" "g++, ASan + UBSan"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:allow_user_poisoning=0} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+      fuzz_in "$sbuild" "g++, ASan + UBSan"
+  else
+    echo "g++ + sanitizer build failed"
+    status=1
+    lit_fail=$((lit_fail + 1))
+    lit_summary+="g++ + sanitizer build: failed; "
+  fi
+fi
 
 echo
-echo "lit: $lit_pass passed, $lit_fail failed; pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
-echo "${fuzz_line:-fuzz: no result (see $fuzz_log)}"
+echo "${lit_summary}pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
+printf '%s' "$fuzz_lines"
 echo "$((lit_pass + py_pass + fuzz_pass)) passed, $((lit_fail + py_fail + fuzz_fail)) failed, $py_skip skipped"
 [ $((lit_pass + py_pass)) -gt 0 ] || status=1
 exit $status

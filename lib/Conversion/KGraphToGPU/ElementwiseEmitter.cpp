@@ -155,9 +155,8 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
     // rest = global + ceil(max(mainBound - global, 0) / step) * step
     Value inMain = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          global, c(b, mainBound));
-    Value span = arith::SelectOp::create(
-        b, loc, inMain, arith::SubIOp::create(b, loc, c(b, mainBound), global),
-        c(b, 0));
+    Value toMain = arith::SubIOp::create(b, loc, c(b, mainBound), global);
+    Value span = arith::SelectOp::create(b, loc, inMain, toMain, c(b, 0));
     Value trips = arith::CeilDivUIOp::create(b, loc, span, step);
     rest = arith::AddIOp::create(b, loc, global,
                                  arith::MulIOp::create(b, loc, trips, step));

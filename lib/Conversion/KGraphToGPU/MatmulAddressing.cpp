@@ -54,11 +54,18 @@ std::pair<Value, Value> MatrixAccess::locate(IndexMath &m, Value batch,
                           .getResult()
                     : colIn;
   }
-  Value avail =
-      checkCols ? m.minu(m.sub(m.c(cols), m.minu(col, m.c(cols))), m.c(width))
-                : m.c(width);
-  return {m.add(batchOffset, m.select(inside, at, m.c(0))),
-          m.select(inside, avail, m.c(0))};
+  // Nested builder calls are named locals: argument evaluation order is
+  // unspecified, and the IR must not depend on the host compiler.
+  Value avail;
+  if (checkCols) {
+    Value colsValue = m.c(cols);
+    Value left = m.sub(colsValue, m.minu(col, m.c(cols)));
+    avail = m.minu(left, m.c(width));
+  } else {
+    avail = m.c(width);
+  }
+  Value offset = m.add(batchOffset, m.select(inside, at, m.c(0)));
+  return {offset, m.select(inside, avail, m.c(0))};
 }
 
 std::pair<Value, Value> Im2colAccess::locate(IndexMath &im, Value batch,
@@ -80,8 +87,10 @@ std::pair<Value, Value> Im2colAccess::locate(IndexMath &im, Value batch,
   }
   // Coordinates in the padded image; unsigned arithmetic: below the
   // padding they wrap around and fail the `< H` test.
-  Value ih = im.add(im.mul(oh, g.strideH), im.mul(kh, g.dilationH));
-  Value iw = im.add(im.mul(ow, g.strideW), im.mul(kw, g.dilationW));
+  Value ohScaled = im.mul(oh, g.strideH);
+  Value ih = im.add(ohScaled, im.mul(kh, g.dilationH));
+  Value owScaled = im.mul(ow, g.strideW);
+  Value iw = im.add(owScaled, im.mul(kw, g.dilationW));
   Value inside;
   auto both = [&](Value cond) {
     inside = inside ? arith::AndIOp::create(im.b, im.loc, inside, cond)
@@ -115,19 +124,22 @@ std::pair<Value, Value> Im2colAccess::locate(IndexMath &im, Value batch,
                 iw);
   if (!inside)
     return {at, Value()};
-  return {im.select(inside, at, im.c(0)),
-          im.select(inside, im.c(width), im.c(0))};
+  Value offset = im.select(inside, at, im.c(0));
+  Value widthValue = im.c(width);
+  return {offset, im.select(inside, widthValue, im.c(0))};
 }
 
 Value ResultAccess::locate(IndexMath &m, Value batch, Value row,
                            Value col) const {
-  Value rowOffset =
-      rowsPerImage == 0
-          ? m.mul(row, rowStride)
-          : m.add(m.mul(m.div(row, rowsPerImage), imageStride),
-                  m.mul(m.rem(row, rowsPerImage), rowStride));
-  return m.add(m.add(m.mul(batch, batchStride), rowOffset),
-               m.mul(col, colStride));
+  Value rowOffset;
+  if (rowsPerImage == 0) {
+    rowOffset = m.mul(row, rowStride);
+  } else {
+    Value imageOffset = m.mul(m.div(row, rowsPerImage), imageStride);
+    rowOffset = m.add(imageOffset, m.mul(m.rem(row, rowsPerImage), rowStride));
+  }
+  Value rowStart = m.add(m.mul(batch, batchStride), rowOffset);
+  return m.add(rowStart, m.mul(col, colStride));
 }
 
 void MatmulKernelBuilder::setUpAddressing() {

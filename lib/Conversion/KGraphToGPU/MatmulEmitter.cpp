@@ -217,7 +217,8 @@ LogicalResult MatmulKernelBuilder::build() {
   Value aStart = im.c(0);
   if (int64_t align = layout.tileAlignment; align > 0) {
     Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-    aStart = im.rem(im.sub(im.c(align), im.rem(addr, align)), align);
+    Value alignValue = im.c(align);
+    aStart = im.rem(im.sub(alignValue, im.rem(addr, align)), align);
   }
   aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
   bTile = memref::ViewOp::create(b, loc, bType, smem,
@@ -240,10 +241,12 @@ LogicalResult MatmulKernelBuilder::build() {
     Value inBand = im.rem(blockX, perBand);
     Value firstM = im.mul(band, g);
     Value rowsInBand;
-    if (tilesM % g == 0)
+    if (tilesM % g == 0) {
       rowsInBand = im.c(g);
-    else
-      rowsInBand = im.minu(im.sub(im.c(tilesM), firstM), im.c(g));
+    } else {
+      Value rowsLeft = im.sub(im.c(tilesM), firstM);
+      rowsInBand = im.minu(rowsLeft, im.c(g));
+    }
     Value tileRow = im.add(firstM, arith::RemUIOp::create(b, loc, inBand,
                                                            rowsInBand));
     Value tileCol = arith::DivUIOp::create(b, loc, inBand, rowsInBand);

@@ -145,12 +145,15 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
   // Whole block tile inside C: stores need no bounds checks (always so when
   // the tiles divide C).
   Value full;
-  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0)
+  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0) {
     full = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  else
-    full = arith::AndIOp::create(
-        b, loc, im.ult(im.add(rowBase, config.getTileM() - 1), im.c(p.m)),
-        im.ult(im.add(colBase, config.getTileN() - 1), im.c(p.n)));
+  } else {
+    Value lastRow = im.add(rowBase, config.getTileM() - 1);
+    Value rowsInside = im.ult(lastRow, im.c(p.m));
+    Value lastCol = im.add(colBase, config.getTileN() - 1);
+    Value colsInside = im.ult(lastCol, im.c(p.n));
+    full = arith::AndIOp::create(b, loc, rowsInside, colsInside);
+  }
   auto ifOp = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
   // The stored value: the anchor result, or the epilogue's, evaluated per
   // accumulator element in registers (ScalarOps.h) before the one store.
@@ -178,9 +181,13 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
         for (int64_t e = 0; e < cols; ++e) {
           at.acc.push_back(vector::ExtractOp::create(nb, loc, acc[i],
                                                      ArrayRef<int64_t>{h, e}));
-          if (checked)
-            at.ok.push_back(arith::AndIOp::create(
-                nb, loc, m.ult(row, m.c(p.m)), m.ult(m.add(col, e), m.c(p.n))));
+          if (checked) {
+            Value rowInside = m.ult(row, m.c(p.m));
+            Value colE = m.add(col, e);
+            Value colInside = m.ult(colE, m.c(p.n));
+            at.ok.push_back(
+                arith::AndIOp::create(nb, loc, rowInside, colInside));
+          }
         }
         SmallVector<Value> vals;
         if (plain) {

@@ -62,8 +62,9 @@ void MatmulKernelBuilder::loadTile(OpBuilder &b, bool isA, Value stage,
       Value cc = m.mul(m.rem(chunk, chunksPerRow), lw);
       // `valid` elements of the chunk exist (null: all); the rest are
       // zero-filled.
-      auto [src, valid] = access.locate(m, batch, m.add(originRow, r),
-                                        m.add(originCol, cc), lw);
+      Value row = m.add(originRow, r);
+      Value col = m.add(originCol, cc);
+      auto [src, valid] = access.locate(m, batch, row, col, lw);
       if (async) {
         nvgpu::DeviceAsyncCopyOp::create(
             nb, loc, nvgpu::DeviceAsyncTokenType::get(nb.getContext()), tile,
@@ -239,12 +240,16 @@ LogicalResult MatmulKernelBuilder::mainLoop(OpBuilder &b, Value smem,
   int64_t ahead = stages == 1 ? 0 : stages - 1 - mma->tilesInFlight();
   // Prologue: the first `ahead` tiles in flight.
   for (int64_t s = 0; s < ahead; ++s) {
-    if (s < kTiles)
-      loadTiles(b, im.c(s), im.c(s));
+    if (s < kTiles) {
+      Value stage = im.c(s);
+      loadTiles(b, stage, im.c(s));
+    }
     commit(b);
   }
+  Value lower = im.c(0);
+  Value upper = im.c(kTiles);
   auto loop = scf::ForOp::create(
-      b, loc, im.c(0), im.c(kTiles), im.c(1), acc,
+      b, loc, lower, upper, im.c(1), acc,
       [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
         IndexMath lm{lb, loc};
         Value stage = stages == 1 ? lm.c(0) : lm.rem(kt, stages);

@@ -230,8 +230,10 @@ LogicalResult ReduceKernelBuilder::emitColumns(OpBuilder &b, Value tid,
       [&](OpBuilder &nb, Location, Value g, ValueRange) {
         Value o = arith::MulIOp::create(nb, loc, g, index(nb, width));
         Value base = runOffset(nb, o, layout.kept);
+        Value lower = index(nb, 0);
+        Value upper = index(nb, layout.rowSize);
         FailureOr<SmallVector<Value>> accs = accumulate(
-            nb, index(nb, 0), index(nb, layout.rowSize), index(nb, 1), width,
+            nb, lower, upper, index(nb, 1), width,
             [&](OpBuilder &lb, Value k) -> Value {
               return arith::AddIOp::create(lb, loc, base,
                                            runOffset(lb, k, layout.reduced));
@@ -267,8 +269,9 @@ LogicalResult ReduceKernelBuilder::emitRows(OpBuilder &b, Value tid,
   LogicalResult status = success();
   // The loop bounds are uniform across the block, so every thread reaches
   // the barriers inside.
+  Value numRowGroupsValue = index(b, numRowGroups);
   scf::ForOp::create(
-      b, loc, bid, index(b, numRowGroups), index(b, config.getGridSize()),
+      b, loc, bid, numRowGroupsValue, index(b, config.getGridSize()),
       ValueRange{}, [&](OpBuilder &nb, Location, Value rg, ValueRange) {
         Value row = arith::AddIOp::create(
             nb, loc, arith::MulIOp::create(nb, loc, rg, index(nb, rows)),
@@ -277,8 +280,9 @@ LogicalResult ReduceKernelBuilder::emitRows(OpBuilder &b, Value tid,
             arith::MinUIOp::create(nb, loc, row, index(nb, numOutputs - 1));
         Value base = runOffset(nb, clamped, layout.kept);
         Value lb = arith::MulIOp::create(nb, loc, lane, index(nb, width));
+        Value upper = index(nb, layout.rowSize);
         FailureOr<SmallVector<Value>> accs = accumulate(
-            nb, lb, index(nb, layout.rowSize), index(nb, threads * width),
+            nb, lb, upper, index(nb, threads * width),
             width, [&](OpBuilder &lb, Value k) -> Value {
               return arith::AddIOp::create(lb, loc, base,
                                            runOffset(lb, k, layout.reduced));

@@ -164,7 +164,8 @@ FailureOr<Value> kgraph::detail::emitScalarOp(OpBuilder &b, Location loc,
           b, loc, x[0], arith::MulFOp::create(b, loc, floatConst(0.044715), x3));
       Value minus2z = arith::MulFOp::create(
           b, loc, floatConst(-2.0 * 0.7978845608028654), poly);
-      Value denom = arith::AddFOp::create(b, loc, floatConst(1.0),
+      Value one = floatConst(1.0);
+      Value denom = arith::AddFOp::create(b, loc, one,
                                           math::ExpOp::create(b, loc, minus2z));
       return Value(arith::DivFOp::create(b, loc, x[0], denom));
     }

@@ -175,8 +175,8 @@ private:
 
 void StencilEmitter::forEachItem(int64_t items,
                                  llvm::function_ref<void(Value)> fn) {
-  auto loop = scf::ForOp::create(b, loc, tid, c(items),
-                                 c(config.getNumThreads()));
+  Value upper = c(items);
+  auto loop = scf::ForOp::create(b, loc, tid, upper, c(config.getNumThreads()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   fn(loop.getInductionVar());
@@ -197,7 +197,8 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   int64_t items = sv.rows * sv.cols, threads = config.getNumThreads();
   int64_t perThread = llvm::divideCeil(items, threads);
   int64_t unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 8));
-  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  Value upper = c(items);
+  auto loop = scf::ForOp::create(b, loc, tid, upper, c(unroll * threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value fill = fillValue(sv.fill, computeType(arg));
@@ -268,7 +269,8 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     int64_t perThread = llvm::divideCeil(items, threads);
     unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 4));
   }
-  auto loop = scf::ForOp::create(b, loc, tid, c(items), c(unroll * threads));
+  Value upper = c(items);
+  auto loop = scf::ForOp::create(b, loc, tid, upper, c(unroll * threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   struct Pending {
@@ -283,7 +285,8 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     Value sy = arith::DivUIOp::create(b, loc, item, c(sv.cols));
     Value sx = arith::RemUIOp::create(b, loc, item, c(sv.cols));
     Value row0 = mul(sy, rpt);
-    beginStrip(add(row0, sv.y0), add(sx, sv.x0));
+    Value stripRow = add(row0, sv.y0);
+    beginStrip(stripRow, add(sx, sv.x0));
     FailureOr<SmallVector<Value>> vals = evaluate(v, /*compute=*/true);
     if (failed(vals))
       return failure();
@@ -448,7 +451,8 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
   if (!isMax) {
     Value x0 = add(mul(add(tileX, stripX), sx), -pad[2]);
     Value lo = arith::MaxSIOp::create(b, loc, x0, c(0));
-    Value hi = arith::MinSIOp::create(b, loc, add(x0, kw), c(inW));
+    Value x1 = add(x0, kw);
+    Value hi = arith::MinSIOp::create(b, loc, x1, c(inW));
     colCount = arith::SubIOp::create(b, loc, hi, lo);
   }
   SmallVector<Value> out(rpt * channels);
@@ -457,7 +461,8 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
     if (!isMax) {
       Value y0 = add(mul(add(add(tileY, stripY), r), sy), -pad[0]);
       Value lo = arith::MaxSIOp::create(b, loc, y0, c(0));
-      Value hi = arith::MinSIOp::create(b, loc, add(y0, kh), c(inH));
+      Value y1 = add(y0, kh);
+      Value hi = arith::MinSIOp::create(b, loc, y1, c(inH));
       Value cells = arith::MulIOp::create(
           b, loc, arith::SubIOp::create(b, loc, hi, lo), colCount);
       Value asInt = arith::IndexCastOp::create(b, loc, b.getI32Type(), cells);

@@ -179,10 +179,11 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     OpBuilder ib = init.getThenBodyBuilder();
     IndexMath m{ib, loc};
     for (int64_t s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(ib, loc, fullBar(m, m.c(s)), i32(ib, 1),
+      Value full = fullBar(m, m.c(s));
+      NVVM::MBarrierInitOp::create(ib, loc, full, i32(ib, 1), Value());
+      Value empty = emptyBar(m, m.c(s));
+      NVVM::MBarrierInitOp::create(ib, loc, empty, i32(ib, consumers),
                                    Value());
-      NVVM::MBarrierInitOp::create(ib, loc, emptyBar(m, m.c(s)),
-                                   i32(ib, consumers), Value());
     }
     gpu::BarrierOp::create(b, loc);
   }
@@ -196,13 +197,17 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     if (in.setMaxRegisters)
       NVVM::SetMaxRegisterOp::create(cb, loc, kTmaConsumerRegisters,
                                      NVVM::SetMaxRegisterAction::increase);
+    Value lower = m.c(0);
+    Value upper = m.c(kTiles);
     auto loop = scf::ForOp::create(
-        cb, loc, m.c(0), m.c(kTiles), m.c(1), in.acc,
+        cb, loc, lower, upper, m.c(1), in.acc,
         [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
           IndexMath l{lb, loc};
           Value stage = l.rem(kt, stages);
-          NVVM::MBarrierTryWaitParityOp::create(
-              lb, loc, fullBar(l, stage), parity(l, kt, false), i32(lb, 0));
+          Value full = fullBar(l, stage);
+          Value phase = parity(l, kt, false);
+          NVVM::MBarrierTryWaitParityOp::create(lb, loc, full, phase,
+                                                i32(lb, 0));
           SmallVector<Value> updated =
               in.compute(lb, stage, SmallVector<Value>(iterArgs));
           // Release the stage whose wgmmas wait_group F has just completed.
@@ -211,7 +216,8 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
           if (inFlight > 0) {
             ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, kt,
                                        l.c(inFlight));
-            done = l.sub(l.add(kt, l.c(stages)), l.c(inFlight));
+            Value ahead = l.add(kt, l.c(stages));
+            done = l.sub(ahead, l.c(inFlight));
           }
           auto release = [&](OpBuilder &rb) {
             IndexMath r{rb, loc};
@@ -253,13 +259,16 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
         memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.aTile);
     Value bBase =
         memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.bTile);
-    auto loop = scf::ForOp::create(tb, loc, t.c(0), t.c(kTiles), t.c(1));
+    Value lower = t.c(0);
+    Value upper = t.c(kTiles);
+    auto loop = scf::ForOp::create(tb, loc, lower, upper, t.c(1));
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     IndexMath l{lb, loc};
     Value kt = loop.getInductionVar();
     Value stage = l.rem(kt, stages);
-    NVVM::MBarrierTryWaitParityOp::create(lb, loc, emptyBar(l, stage),
-                                          parity(l, kt, true), i32(lb, 0));
+    Value empty = emptyBar(l, stage);
+    Value phase = parity(l, kt, true);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, phase, i32(lb, 0));
     Value full = fullBar(l, stage);
     NVVM::MBarrierArriveExpectTxOp::create(
         lb, loc, Type(), full, i32(lb, bytesA + bytesB),

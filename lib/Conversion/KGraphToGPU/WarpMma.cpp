@@ -230,8 +230,10 @@ public:
         cRegs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, e}));
     Type f32 = b.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    SmallVector<Value> aRegs = packed(a);
+    SmallVector<Value> bRegs = packed(bFrag);
     Value d = NVVM::MmaOp::create(
-        b, loc, resultType, packed(a), packed(bFrag), cRegs,
+        b, loc, resultType, aRegs, bRegs, cRegs,
         ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
         std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});

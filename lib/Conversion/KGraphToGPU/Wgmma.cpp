@@ -102,8 +102,8 @@ public:
   std::pair<Value, Value> warpOrigin(IndexMath &im, Value warp,
                                      MatmulConfigAttr) override {
     Value group = im.div(warp, 4);
-    Value row = im.add(im.mul(im.div(group, warpsN), wgM),
-                       im.mul(im.rem(warp, 4), 16));
+    Value groupRow = im.mul(im.div(group, warpsN), wgM);
+    Value row = im.add(groupRow, im.mul(im.rem(warp, 4), 16));
     return {row, im.mul(im.rem(group, warpsN), wgN)};
   }
 
@@ -116,10 +116,12 @@ public:
                                  Value row, Value col) const override {
     Value block = im.div(col, kSwizzleBlockCols);
     Value inBlock = im.rem(col, kSwizzleBlockCols);
-    Value chunk = arith::XOrIOp::create(im.b, im.loc, im.div(inBlock, 8),
-                                        im.rem(row, 8));
-    return {stage, im.add(im.mul(block, storedRows(isA)), row),
-            im.add(im.mul(chunk, 8), im.rem(inBlock, 8))};
+    Value chunkInRow = im.div(inBlock, 8);
+    Value chunk =
+        arith::XOrIOp::create(im.b, im.loc, chunkInRow, im.rem(row, 8));
+    Value storedRow = im.add(im.mul(block, storedRows(isA)), row);
+    Value chunkStart = im.mul(chunk, 8);
+    return {stage, storedRow, im.add(chunkStart, im.rem(inBlock, 8))};
   }
 
   int64_t tileAlignment() const override { return kWgmmaTileAlignment; }
@@ -243,8 +245,8 @@ private:
     auto c64 = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
     };
-    Value field = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, addr, c64(0x3FFFF)), c64(4));
+    Value address = arith::AndIOp::create(b, loc, addr, c64(0x3FFFF));
+    Value field = arith::ShRUIOp::create(b, loc, address, c64(4));
     int64_t fixed = ((lbo >> 4) << 16) | ((kAtomBytes >> 4) << 32) |
                     (int64_t(1) << 62);
     return arith::OrIOp::create(b, loc, field, c64(fixed));

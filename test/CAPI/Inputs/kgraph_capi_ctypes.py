@@ -15,7 +15,11 @@ class Handle(ctypes.Structure):
 
 
 class StringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+    """MlirStringRef. Its data is not NUL-terminated: a c_char_p field would
+    read it up to a NUL (past the end, which ASan reports); a char pointer is
+    sliced to the length instead."""
+
+    _fields_ = [("data", ctypes.POINTER(ctypes.c_char)), ("length", ctypes.c_size_t)]
 
 
 class LogicalResult(ctypes.Structure):
@@ -27,7 +31,8 @@ StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
 def string_ref(text):
     data = text.encode()
-    return StringRef(data, len(data))
+    # The structure keeps the buffer alive.
+    return StringRef(ctypes.create_string_buffer(data, len(data)), len(data))
 
 
 def declare(lib, name, restype, *argtypes):
