@@ -28,6 +28,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -106,6 +107,16 @@ static OwningOpRef<ModuleOp> parseInput(StringRef inputFilename,
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
+/// mlir-opt's --mlir-timing (and its display options) on a pass manager of
+/// our own, as MlirOptMain applies them; the report prints when `pm` is
+/// destroyed. Nothing is timed without --mlir-timing.
+static void enableTimingFromCLOptions(PassManager &pm) {
+  auto timing = std::make_unique<DefaultTimingManager>();
+  applyDefaultTimingManagerCLOptions(*timing);
+  if (timing->isEnabled())
+    pm.enableTiming(std::move(timing));
+}
+
 /// --list-configs: kernel formation (after fusion with --fuse), then the
 /// ranked candidates of every group as JSON.
 static int printConfigCandidates(StringRef inputFilename,
@@ -121,6 +132,7 @@ static int printConfigCandidates(StringRef inputFilename,
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return EXIT_FAILURE;
+  enableTimingFromCLOptions(pm);
   if (fuseOps) {
     kgraph::KGraphFuseOptions fuse;
     fuse.report = fuseReport;
@@ -237,6 +249,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return EXIT_FAILURE;
+  enableTimingFromCLOptions(pm);
   if (failed(config.setupPassPipeline(pm)))
     return EXIT_FAILURE;
   if (failed(pm.run(*module)))
