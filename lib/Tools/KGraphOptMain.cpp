@@ -107,14 +107,18 @@ static OwningOpRef<ModuleOp> parseInput(StringRef inputFilename,
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
-/// mlir-opt's --mlir-timing (and its display options) on a pass manager of
-/// our own, as MlirOptMain applies them; the report prints when `pm` is
-/// destroyed. Nothing is timed without --mlir-timing.
-static void enableTimingFromCLOptions(PassManager &pm) {
+/// mlir-opt's pass-manager options (IR printing, statistics, crash
+/// reproducers) and --mlir-timing on a pass manager of our own, as
+/// MlirOptMain applies them; the timing report prints when `pm` is
+/// destroyed, and nothing is timed without --mlir-timing.
+static LogicalResult applyMlirOptCLOptions(PassManager &pm) {
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
   auto timing = std::make_unique<DefaultTimingManager>();
   applyDefaultTimingManagerCLOptions(*timing);
   if (timing->isEnabled())
     pm.enableTiming(std::move(timing));
+  return success();
 }
 
 /// --list-configs: kernel formation (after fusion with --fuse), then the
@@ -130,9 +134,8 @@ static int printConfigCandidates(StringRef inputFilename,
   if (!module)
     return EXIT_FAILURE;
   PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(applyMlirOptCLOptions(pm)))
     return EXIT_FAILURE;
-  enableTimingFromCLOptions(pm);
   if (fuseOps) {
     kgraph::KGraphFuseOptions fuse;
     fuse.report = fuseReport;
@@ -247,9 +250,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   if (!module)
     return EXIT_FAILURE;
   PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(applyMlirOptCLOptions(pm)))
     return EXIT_FAILURE;
-  enableTimingFromCLOptions(pm);
   if (failed(config.setupPassPipeline(pm)))
     return EXIT_FAILURE;
   if (failed(pm.run(*module)))
