@@ -21,6 +21,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -94,31 +95,28 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
 /// element unnegated; -O0 and this form are right). `sub 0, x` and
 /// `mul x, -1` reach the same defect; the kernels are otherwise unchanged.
 std::string kgraph::avoidPtxasDefects(StringRef ptx) {
+  if (!ptx.contains("neg.s"))
+    return ptx.str();
+  // <indent>neg.sNN <ws>%dst, %src;
+  static const llvm::Regex neg(
+      "^([ \t]*)neg\\.s(16|32|64)[ \t]+(%[A-Za-z0-9_]+),[ \t]*"
+      "(%[A-Za-z0-9_]+);[ \t]*$");
+  std::string out;
+  llvm::raw_string_ostream os(out);
   // Pieces between newlines, joined again with them: the text round-trips.
-  SmallVector<std::string> lines;
+  llvm::ListSeparator newline("\n");
   for (StringRef line : llvm::split(ptx, '\n')) {
-    StringRef body = line.ltrim();
-    StringRef indent = line.take_front(line.size() - body.size());
-    int bits = 0;
-    for (int b : {16, 32, 64})
-      if (body.consume_front(("neg.s" + llvm::Twine(b)).str()) &&
-          !body.empty() && (body.front() == ' ' || body.front() == '\t')) {
-        bits = b;
-        break;
-      }
-    // neg.sNN <ws> %dst, %src;
-    auto [dst, src] = body.trim().rtrim(';').split(',');
-    dst = dst.trim();
-    src = src.trim();
-    if (!bits || !dst.starts_with("%") || !src.starts_with("%")) {
-      lines.push_back(line.str());
+    os << newline;
+    SmallVector<StringRef, 5> m;
+    if (!line.contains("neg.s") || !neg.match(line, &m)) {
+      os << line;
       continue;
     }
-    std::string b = std::to_string(bits);
-    lines.push_back((indent + "not.b" + b + " \t" + dst + ", " + src + ";").str());
-    lines.push_back((indent + "add.s" + b + " \t" + dst + ", " + dst + ", 1;").str());
+    StringRef indent = m[1], bits = m[2], dst = m[3], src = m[4];
+    os << indent << "not.b" << bits << " \t" << dst << ", " << src << ";\n"
+       << indent << "add.s" << bits << " \t" << dst << ", " << dst << ", 1;";
   }
-  return llvm::join(lines, "\n");
+  return out;
 }
 
 LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
