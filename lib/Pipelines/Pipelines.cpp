@@ -28,7 +28,8 @@ static const StringRef kStages[] = {"tiled", "gpu", "nvvm", "binary"};
 
 ArrayRef<StringRef> kgraph::getCompileStages() { return kStages; }
 
-std::string kgraph::findCUDAToolkit(StringRef preferred) {
+std::string kgraph::findCUDAToolkit(StringRef preferred,
+                                    StringRef packageRoot) {
   // An explicit path is taken as is: no silent fallback to another toolkit.
   SmallVector<std::string> candidates;
   if (!preferred.empty()) {
@@ -37,6 +38,8 @@ std::string kgraph::findCUDAToolkit(StringRef preferred) {
     for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
       if (const char *value = std::getenv(var))
         candidates.push_back(value);
+    if (!packageRoot.empty())
+      candidates.push_back(packageRoot.str());
     candidates.push_back("/usr/local/cuda");
   }
   for (const std::string &root : candidates) {

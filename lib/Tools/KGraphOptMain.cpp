@@ -32,8 +32,10 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -70,7 +72,8 @@ static llvm::cl::opt<unsigned> listConfigs(
 static llvm::cl::opt<std::string> cudaPath(
     "cuda-path",
     llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "
-                   "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+                   "$CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, the folder above "
+                   "this binary's bin/, /usr/local/cuda)"),
     llvm::cl::value_desc("dir"), llvm::cl::cat(kgraphCategory));
 
 static llvm::cl::opt<bool> printElementTypes(
@@ -83,6 +86,16 @@ static llvm::cl::opt<bool> printElementTypes(
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kgraph-opt") << message << "\n";
   return EXIT_FAILURE;
+}
+
+/// The folder above the bin/ this executable sits in: the root of the
+/// package scripts/build-static-kgraph-opt.sh makes (<root>/bin/kgraph-opt
+/// beside <root>/nvvm/libdevice/libdevice.10.bc). Empty if unknown.
+static std::string getPackageRoot(const char *argv0) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&getPackageRoot));
+  return llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe))
+      .str();
 }
 
 /// `out.ptx` -> `out.plan.json`.
@@ -199,7 +212,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.target = tileTarget;
   options.fuse = fuseOps;
   options.fuseReport = fuseReport;
-  options.cudaPath = cudaPath;
+  // Resolved here, where the executable's path is known, so a libdevice
+  // carried beside the binary (the static package, docs/runtime.md) is found.
+  options.cudaPath = cudaPath.empty()
+                         ? findCUDAToolkit("", getPackageRoot(argv[0]))
+                         : std::string(cudaPath);
   bool emitPTX = emitStage == "ptx";
   if (emitPTX) {
     options.stopAfter = "binary";

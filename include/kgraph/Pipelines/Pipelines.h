@@ -37,8 +37,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 /// The CUDA toolkit root whose nvvm/libdevice/libdevice.10.bc the binary
 /// stage links (math functions come from libdevice): `preferred` if given
 /// (and nothing else), else the first of $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT,
+/// `packageRoot` (kgraph-opt passes the folder above its own bin/, where the
+/// static package of scripts/build-static-kgraph-opt.sh carries libdevice),
 /// /usr/local/cuda that has libdevice. Empty if there is none.
-std::string findCUDAToolkit(llvm::StringRef preferred = "");
+std::string findCUDAToolkit(llvm::StringRef preferred = "",
+                            llvm::StringRef packageRoot = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
 ///   tiled:  [kgraph-fuse] kgraph-form-kernels kgraph-tile (kgraph, tensors)
