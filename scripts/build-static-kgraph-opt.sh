@@ -68,10 +68,10 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/kgraph-opt/bin" "$stage/kgraph-opt/nvvm/libdevice" "$out"
 cp "$exe" "$stage/kgraph-opt/bin/kgraph-opt"
 cp "$libdevice_src" "$stage/kgraph-opt/nvvm/libdevice/libdevice.10.bc"
-# xz -9e with one thread (the machine is shared): Python's lzma/tarfile reads
+# xz -9 with one thread (the machine is shared): Python's lzma/tarfile reads
 # it, so the GPU side needs no xz binary.
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -cf - kgraph-opt |
-  nice -n 10 xz -9e -T1 > "$out/kgraph-opt-static.tar.xz.tmp"
+  nice -n 10 xz -9 -T1 > "$out/kgraph-opt-static.tar.xz.tmp"
 mv "$out/kgraph-opt-static.tar.xz.tmp" "$out/kgraph-opt-static.tar.xz"
 done_at=$(date +%s)
 echo "kgraph-opt (static): $(stat -c %s "$exe") bytes; $out/kgraph-opt-static.tar.xz: $(stat -c %s "$out/kgraph-opt-static.tar.xz") bytes"
