@@ -39,6 +39,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
@@ -83,6 +84,10 @@ public:
       path = cut == StringRef::npos ? StringRef() : path.take_front(cut);
     }
   }
+
+  /// The path of the first field an object holds twice (llvm::json keeps
+  /// the last silently), or "".
+  StringRef getDuplicate() const { return duplicate; }
 
 private:
   std::pair<unsigned, unsigned> toLineColumn(size_t offset) const {
@@ -134,7 +139,8 @@ private:
     skipSpace();
     if (atEnd())
       return;
-    offsets.try_emplace(path, pos);
+    if (!offsets.try_emplace(path, pos).second && duplicate.empty())
+      duplicate = path;
     char c = text[pos];
     if (c == '{') {
       ++pos;
@@ -190,6 +196,7 @@ private:
   size_t pos = 0;
   std::vector<size_t> lineStarts{0};
   llvm::StringMap<size_t> offsets;
+  std::string duplicate;
 };
 
 //===----------------------------------------------------------------------===//
@@ -228,7 +235,8 @@ std::string describe(const json::Value &value) {
   case json::Value::String:
     return "the string \"" + value.getAsString()->str() + "\"";
   case json::Value::Array:
-    return "a list of " + std::to_string(value.getAsArray()->size());
+    return "a list of " + std::to_string(value.getAsArray()->size()) +
+           " values";
   case json::Value::Object:
     return "an object";
   }
@@ -257,12 +265,21 @@ std::string formatType(RankedTensorType type) {
   return formatShape(type.getShape()) + " " + typeName(type.getElementType());
 }
 
+/// The element count of a shape, saturating at INT64_MAX.
 int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
+  uint64_t n = 1;
+  bool overflow = false;
   for (int64_t d : dims)
-    n *= d;
-  return n;
+    n = llvm::SaturatingMultiply<uint64_t>(n, d, &overflow);
+  return overflow || n > static_cast<uint64_t>(
+                             std::numeric_limits<int64_t>::max())
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(n);
 }
+
+/// Tensors above this many elements are refused (2^48: far beyond any GPU
+/// memory, and safe to multiply by the small factors the importer uses).
+constexpr int64_t kMaxElements = int64_t(1) << 48;
 
 /// The element types a graph may name, with the spellings numpy and torch
 /// use as aliases.
@@ -524,6 +541,12 @@ LogicalResult Fields::intValue(const json::Value &value, const std::string &at,
   std::optional<int64_t> v = value.getAsInteger();
   if (!v || value.kind() == json::Value::Boolean)
     return importer.error(at, "expected an integer, got " + describe(value));
+  // Sizes, strides and axes beyond 32 bits are typos; refusing them keeps
+  // every product of sizes below in range.
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (*v > kMax || *v < -kMax)
+    return importer.error(at, "expected an integer of magnitude at most " +
+                                  Twine(kMax) + ", got " + Twine(*v));
   if (*v < min) {
     const char *what = min == 1   ? "a positive integer"
                        : min == 0 ? "a non-negative integer"
@@ -884,11 +907,17 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       groups[2].getAsInteger(10, column);
       message = groups[3].str();
     }
-    mlir::emitError(FileLineColLoc::get(context, bufferName, line, column + 1),
+    mlir::emitError(FileLineColLoc::get(context, bufferName, line,
+                                        std::max(column, 1u)),
                     "invalid JSON: " + message);
     return nullptr;
   }
   positions.emplace(text);
+  if (!positions->getDuplicate().empty()) {
+    // Located at the first occurrence; the message names the field.
+    error(positions->getDuplicate(), "the field is given twice");
+    return nullptr;
+  }
   const json::Object *object = root->getAsObject();
   if (!object) {
     error("", "expected a graph object (with \"nodes\") or a single op "
@@ -1018,6 +1047,10 @@ LogicalResult GraphImporter::importGraph(const json::Object &root) {
       return error(path, "an input needs a non-empty \"name\"");
     if (!shapeGiven)
       return error(path, "input '" + inputName + "' needs a \"shape\"");
+    if (product(shape) > kMaxElements)
+      return error(in.pathOf("shape"), "a tensor of " +
+                                           formatShape(shape) +
+                                           " is too large");
     if (values.count(inputName))
       return error(in.pathOf("name"), "'" + inputName + "' is defined twice");
     auto [line, column] = positions->lineColumn(path);
@@ -1103,6 +1136,9 @@ LogicalResult GraphImporter::importSingleOp(const json::Object &root) {
   if (!shapeGiven)
     return error("", *typeName + ": a single op object needs "
                                  "\"input_shape\"");
+  if (product(shape) > kMaxElements)
+    return error("input_shape",
+                 "a tensor of " + formatShape(shape) + " is too large");
   if (!dtypeGiven)
     note(nodeName + ": dtype not given, using f32");
   bool layoutMatters = llvm::is_contained(
