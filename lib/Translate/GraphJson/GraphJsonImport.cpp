@@ -2259,7 +2259,7 @@ LogicalResult GraphImporter::importConcat(Fields &f, Location loc) {
     for (int64_t d = 0; ok && d < rank; ++d)
       ok = d == axis || type.getDimSize(d) == first.getDimSize(d);
     if (!ok)
-      return error(paths[i], "is " + formatType(type) + "; expected " +
+      return error(paths[i], "the input is " + formatType(type) + "; expected " +
                                  Twine(rank) + "-d " +
                                  typeName(first.getElementType()) +
                                  " matching " + formatShape(first.getShape()) +
