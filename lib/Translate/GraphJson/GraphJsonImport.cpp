@@ -2156,13 +2156,14 @@ LogicalResult GraphImporter::importReshape(Fields &f, Location loc,
       return error(f.pathOf("start_dim"), "start_dim " + Twine(start) +
                                               " comes after end_dim " +
                                               Twine(end));
-    shape.append(s.begin(), s.begin() + std::min<int64_t>(start, rank));
-    shape.push_back(product(s.slice(std::min<int64_t>(start, rank),
-                                    std::max<int64_t>(
-                                        0, std::min<int64_t>(end, rank - 1) -
-                                               start + 1))));
-    if (end + 1 < rank)
+    // A rank-0 input flattens to [1], as in PyTorch.
+    if (rank == 0) {
+      shape.push_back(1);
+    } else {
+      shape.append(s.begin(), s.begin() + start);
+      shape.push_back(product(s.slice(start, end - start + 1)));
       shape.append(s.begin() + end + 1, s.end());
+    }
   } else {
     bool given = false;
     if (failed(f.readIntList("shape", shape, -1, &given)))
