@@ -46,6 +46,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -205,6 +206,8 @@ private:
 
 /// A number as a user wrote it ("0.5", "6").
 std::string formatNumber(double d) {
+  if (d == std::trunc(d) && std::fabs(d) < 1e15)
+    return std::to_string(static_cast<int64_t>(d));
   char buffer[32];
   snprintf(buffer, sizeof(buffer), "%g", d);
   return buffer;
@@ -494,6 +497,9 @@ private:
   /// The node's result dtype for conv2d/linear/matmul (`out_dtype`,
   /// defaulting to the operand type, i32 for i8).
   LogicalResult readAccumulatorType(Fields &f, Type operandType, Type &out);
+  /// `precision` of conv2d, linear and matmul (`ieee`, or `tf32` for f32).
+  LogicalResult readPrecision(Fields &f, Type operandType,
+                              std::optional<kgraph::Precision> &out);
   /// `input_shape` of a graph node: checked against the operand.
   LogicalResult checkInputShape(Fields &f, Value input);
   /// A float element type is required by `what`.
@@ -548,9 +554,8 @@ LogicalResult Fields::intValue(const json::Value &value, const std::string &at,
     return importer.error(at, "expected an integer of magnitude at most " +
                                   Twine(kMax) + ", got " + Twine(*v));
   if (*v < min) {
-    const char *what = min == 1   ? "a positive integer"
-                       : min == 0 ? "a non-negative integer"
-                                  : "a larger integer";
+    // Callers pass 1, 0 or no bound.
+    const char *what = min == 1 ? "a positive integer" : "a non-negative integer";
     return importer.error(at, Twine("expected ") + what + ", got " +
                                   Twine(*v));
   }
@@ -1256,6 +1261,9 @@ LogicalResult GraphImporter::readInputs(Fields &f, SmallVectorImpl<Value> &out,
                                       "-operand op needs a graph");
       return error(f.getPath(), "this node needs \"inputs\"");
     }
+    if (!lastValue)
+      return error(f.getPath(), "this node needs \"inputs\" (the graph has "
+                                "no inputs and no earlier node)");
     out.push_back(lastValue);
     paths.push_back(at);
     return success();
@@ -1309,10 +1317,17 @@ LogicalResult GraphImporter::readInputs(Fields &f, SmallVectorImpl<Value> &out,
       return error(at, "at least one input must be a value, not a number");
     Type elementType = cast<RankedTensorType>(tensor.getType()).getElementType();
     for (auto [i, number] : scalars) {
-      if (isa<IntegerType>(elementType) && number != static_cast<int64_t>(number))
-        return error(paths[i], "expected an integer for an " +
-                                   typeName(elementType) + " operand, got " +
-                                   formatNumber(number));
+      if (auto intType = dyn_cast<IntegerType>(elementType)) {
+        unsigned width = intType.getWidth();
+        double lo = -std::ldexp(1.0, width - 1),
+               hi = std::ldexp(1.0, width - 1) - 1;
+        if (number != std::trunc(number) || number < lo || number > hi)
+          return error(paths[i], "expected an integer from " +
+                                     formatNumber(lo) + " to " +
+                                     formatNumber(hi) + " for an " +
+                                     typeName(elementType) +
+                                     " operand, got " + formatNumber(number));
+      }
       out[i] = constantLike(number, elementType);
     }
   }
@@ -1325,7 +1340,9 @@ Value GraphImporter::constantLike(double number, Type elementType) {
   if (isa<FloatType>(elementType))
     element = builder.getFloatAttr(elementType, number);
   else
-    element = builder.getIntegerAttr(elementType, static_cast<int64_t>(number));
+    element = IntegerAttr::get(
+        elementType, APInt(elementType.getIntOrFloatBitWidth(),
+                           static_cast<int64_t>(number), /*isSigned=*/true));
   return arith::ConstantOp::create(builder, func.getLoc(),
                                    DenseElementsAttr::get(type, element));
 }
@@ -1400,6 +1417,24 @@ LogicalResult GraphImporter::readAccumulatorType(Fields &f, Type operandType,
                      typeName(out) +
                      " (f32 -> f32, f16 -> f16 or f32, bf16 -> bf16 or f32, "
                      "i8 -> i32)");
+  return success();
+}
+
+LogicalResult
+GraphImporter::readPrecision(Fields &f, Type operandType,
+                             std::optional<kgraph::Precision> &out) {
+  std::string name;
+  bool given = false;
+  if (failed(f.readString("precision", name, &given)))
+    return failure();
+  if (!given)
+    return success();
+  out = kgraph::symbolizePrecision(name);
+  if (!out)
+    return error(f.pathOf("precision"),
+                 "unknown precision '" + name + "': expected ieee or tf32");
+  if (*out == kgraph::Precision::tf32 && !operandType.isF32())
+    return error(f.pathOf("precision"), "tf32 is only for f32 operands");
   return success();
 }
 
@@ -1557,21 +1592,9 @@ LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
   Type resultElement;
   if (failed(readAccumulatorType(f, xType.getElementType(), resultElement)))
     return failure();
-  std::string precisionName;
-  bool precisionGiven = false;
-  if (failed(f.readString("precision", precisionName, &precisionGiven)))
-    return failure();
   std::optional<kgraph::Precision> precision;
-  if (precisionGiven) {
-    precision = kgraph::symbolizePrecision(precisionName);
-    if (!precision)
-      return error(f.pathOf("precision"), "unknown precision '" +
-                                              precisionName +
-                                              "': expected ieee or tf32");
-    if (*precision == kgraph::Precision::tf32 &&
-        !xType.getElementType().isF32())
-      return error(f.pathOf("precision"), "tf32 is only for f32 operands");
-  }
+  if (failed(readPrecision(f, xType.getElementType(), precision)))
+    return failure();
 
   // Bias: false, true (tensor "<name>.bias") or a tensor name.
   std::string biasName;
@@ -1673,7 +1696,9 @@ LogicalResult GraphImporter::importLinear(Fields &f, Location loc) {
     }
   }
   Type resultElement;
-  if (failed(readAccumulatorType(f, xType.getElementType(), resultElement)))
+  std::optional<kgraph::Precision> precision;
+  if (failed(readAccumulatorType(f, xType.getElementType(), resultElement)) ||
+      failed(readPrecision(f, xType.getElementType(), precision)))
     return failure();
   std::string biasName;
   bool hasBias = false;
@@ -1707,9 +1732,13 @@ LogicalResult GraphImporter::importLinear(Fields &f, Location loc) {
         builder, loc, RankedTensorType::get({m, k}, xType.getElementType()),
         x);
   auto mmType = RankedTensorType::get({m, outFeatures}, resultElement);
-  result = kgraph::MatmulOp::create(
-      builder, loc, TypeRange{mmType}, ValueRange{lhs, *weight},
-      {builder.getNamedAttr("transpose_b", builder.getUnitAttr())});
+  SmallVector<NamedAttribute> attrs = {
+      builder.getNamedAttr("transpose_b", builder.getUnitAttr())};
+  if (precision)
+    attrs.push_back(builder.getNamedAttr(
+        "precision", kgraph::PrecisionAttr::get(context, *precision)));
+  result = kgraph::MatmulOp::create(builder, loc, TypeRange{mmType},
+                                    ValueRange{lhs, *weight}, attrs);
   if (xType.getRank() > 2) {
     SmallVector<int64_t> shape(s.drop_back());
     shape.push_back(outFeatures);
@@ -1772,7 +1801,9 @@ LogicalResult GraphImporter::importMatmul(Fields &f, Location loc) {
                      ", " + formatShape(b) + (tb ? " (transposed)" : "") +
                      " has K = " + Twine(kb));
   Type resultElement;
-  if (failed(readAccumulatorType(f, aType.getElementType(), resultElement)))
+  std::optional<kgraph::Precision> precision;
+  if (failed(readAccumulatorType(f, aType.getElementType(), resultElement)) ||
+      failed(readPrecision(f, aType.getElementType(), precision)))
     return failure();
   SmallVector<int64_t> shape;
   if (batched)
@@ -1783,6 +1814,9 @@ LogicalResult GraphImporter::importMatmul(Fields &f, Location loc) {
     attrs.push_back(builder.getNamedAttr("transpose_a", builder.getUnitAttr()));
   if (tb)
     attrs.push_back(builder.getNamedAttr("transpose_b", builder.getUnitAttr()));
+  if (precision)
+    attrs.push_back(builder.getNamedAttr(
+        "precision", kgraph::PrecisionAttr::get(context, *precision)));
   result = kgraph::MatmulOp::create(
       builder, loc, TypeRange{RankedTensorType::get(shape, resultElement)},
       ValueRange{inputs[0], inputs[1]}, attrs);
@@ -2166,15 +2200,16 @@ LogicalResult GraphImporter::importReshape(Fields &f, Location loc,
     }
   } else {
     bool given = false;
-    if (failed(f.readIntList("shape", shape, -1, &given)))
+    if (failed(f.readIntList("shape", shape,
+                             std::numeric_limits<int64_t>::min(), &given)))
       return failure();
     if (!given)
       return error(f.getPath(), "reshape '" + nodeName + "' needs \"shape\"");
     int64_t known = 1, inferred = -1;
     for (auto [i, d] : llvm::enumerate(shape)) {
-      if (d == 0)
+      if (d == 0 || d < -1)
         return error(indexPath(f.pathOf("shape"), i),
-                     "expected a positive size or -1, got 0");
+                     "expected a positive size or -1, got " + Twine(d));
       if (d != -1) {
         known *= d;
         continue;
