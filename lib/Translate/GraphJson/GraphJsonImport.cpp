@@ -882,7 +882,9 @@ LogicalResult GraphImporter::checkNodeTypes(const json::Array &nodes) {
     std::string name = path;
     if (std::optional<StringRef> n = object->getString("name"))
       name = "'" + n->str() + "'";
-    unknown.push_back(name + " (" + typeName->str() + ")");
+    unsigned line = positions->lineColumn(path).first;
+    unknown.push_back(name + " (" + typeName->str() + ", line " +
+                      std::to_string(line) + ")");
     if (firstPath.empty())
       firstPath = joinPath(path, "type");
   }
