@@ -493,6 +493,11 @@ private:
   LogicalResult importBroadcast(Fields &f, Location loc);
   LogicalResult importCast(Fields &f, Location loc);
   LogicalResult importIdentity(Fields &f, Location loc);
+  LogicalResult importBatchNorm(Fields &f, Location loc);
+  LogicalResult importLayerNorm(Fields &f, Location loc);
+  /// A weight named by field `key` (default "<node>.<suffix>"), of `type`.
+  FailureOr<Value> namedParameter(Fields &f, StringRef key, StringRef suffix,
+                                  RankedTensorType type, StringRef what);
 
   /// The node's result dtype for conv2d/linear/matmul (`out_dtype`,
   /// defaulting to the operand type, i32 for i8).
@@ -746,17 +751,17 @@ LogicalResult Fields::finish(StringRef what) {
 
 /// Node types and the function that imports them.
 const char *const kNodeTypes[] = {
-    "abs",         "add",          "avg_pool2d",      "broadcast_to",
-    "cast",        "clamp",        "concat",          "conv2d",
-    "div",         "dropout",      "exp",             "flatten",
-    "gelu",        "global_avg_pool", "global_max_pool", "hardtanh",
-    "identity",    "linear",       "log",             "log_softmax",
-    "matmul",      "max",          "max_pool2d",      "min",
-    "mul",         "neg",          "pow",             "reduce_max",
-    "reduce_mean", "reduce_sum",   "relu",            "relu6",
-    "reshape",     "rsqrt",        "sigmoid",         "silu",
-    "slice",       "softmax",      "sqrt",            "sub",
-    "tanh",        "transpose"};
+    "abs",         "add",          "avg_pool2d",      "batch_norm",
+    "broadcast_to", "cast",        "clamp",           "concat",
+    "conv2d",      "div",          "dropout",         "exp",
+    "flatten",     "gelu",         "global_avg_pool", "global_max_pool",
+    "hardtanh",    "identity",     "layer_norm",      "linear",
+    "log",         "log_softmax",  "matmul",          "max",
+    "max_pool2d",  "min",          "mul",             "neg",
+    "pow",         "reduce_max",   "reduce_mean",     "reduce_sum",
+    "relu",        "relu6",        "reshape",         "rsqrt",
+    "sigmoid",     "silu",         "slice",           "softmax",
+    "sqrt",        "sub",          "tanh",            "transpose"};
 
 bool isKnownNodeType(StringRef type) {
   return llvm::is_contained(kNodeTypes, type);
@@ -1238,6 +1243,10 @@ LogicalResult GraphImporter::importNode(const json::Object &node,
     imported = importBroadcast(f, loc);
   else if (t == "cast")
     imported = importCast(f, loc);
+  else if (t == "batch_norm")
+    imported = importBatchNorm(f, loc);
+  else if (t == "layer_norm")
+    imported = importLayerNorm(f, loc);
   else if (t == "identity" || t == "dropout")
     imported = importIdentity(f, loc);
   else
@@ -2405,6 +2414,161 @@ LogicalResult GraphImporter::importIdentity(Fields &f, Location loc) {
   if (failed(f.readNumber("p", p)))
     return failure();
   result = inputs[0];
+  return success();
+}
+
+FailureOr<Value> GraphImporter::namedParameter(Fields &f, StringRef key,
+                                               StringRef suffix,
+                                               RankedTensorType type,
+                                               StringRef what) {
+  std::string name = nodeName + "." + suffix.str();
+  bool named = false;
+  if (failed(f.readString(key, name, &named)))
+    return failure();
+  return parameter(named ? f.pathOf(key) : f.getPath(), name, type, what);
+}
+
+LogicalResult GraphImporter::importBatchNorm(Fields &f, Location loc) {
+  SmallVector<Value> inputs;
+  SmallVector<std::string> paths;
+  if (failed(readInputs(f, inputs, paths, 1, false)) ||
+      failed(checkInputShape(f, inputs[0])))
+    return failure();
+  Value x = inputs[0];
+  auto xType = cast<RankedTensorType>(x.getType());
+  if (xType.getRank() < 2)
+    return error(paths[0], "batch_norm needs an input of rank 2 or more, "
+                           "got " +
+                               formatShape(xType.getShape()));
+  if (failed(requireFloat(paths[0], x, "batch_norm")))
+    return failure();
+  kgraph::Layout layout = defaultLayout;
+  if (!singleOp && failed(parseLayout(f, "layout", layout)))
+    return failure();
+  double eps = 1e-5, momentum = 0.1;
+  bool affine = true;
+  if (failed(f.readNumber("eps", eps)) ||
+      failed(f.readNumber("momentum", momentum)) ||
+      failed(f.readBool("affine", affine)))
+    return failure();
+  if (eps < 0)
+    return error(f.pathOf("eps"), "expected a non-negative number, got " +
+                                      formatNumber(eps));
+  // The channel dim: 1 in nchw, the last in nhwc (the same for rank 2).
+  int64_t rank = xType.getRank();
+  int64_t axis = layout == kgraph::Layout::nchw ? 1 : rank - 1;
+  int64_t c = xType.getDimSize(axis);
+  Type elementType = xType.getElementType();
+  auto vecType = RankedTensorType::get({c}, elementType);
+  // The parameters in the order of a PyTorch state_dict.
+  FailureOr<Value> weight, bias;
+  if (affine) {
+    weight = namedParameter(f, "weight", "weight", vecType, "channels");
+    if (failed(weight))
+      return failure();
+    bias = namedParameter(f, "bias", "bias", vecType, "channels");
+    if (failed(bias))
+      return failure();
+  }
+  FailureOr<Value> mean =
+      namedParameter(f, "running_mean", "running_mean", vecType, "channels");
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> var =
+      namedParameter(f, "running_var", "running_var", vecType, "channels");
+  if (failed(var))
+    return failure();
+  // scale = weight / sqrt(var + eps), shift = bias - mean * scale: computed
+  // on [C], then applied as x * scale + shift.
+  Value scale = kgraph::RsqrtOp::create(
+      builder, loc,
+      kgraph::AddOp::create(builder, loc, *var, constantLike(eps, elementType)));
+  Value shift;
+  if (affine) {
+    scale = kgraph::MulOp::create(builder, loc, *weight, scale);
+    shift = kgraph::SubOp::create(
+        builder, loc, *bias, kgraph::MulOp::create(builder, loc, *mean, scale));
+  } else {
+    shift = kgraph::NegOp::create(
+        builder, loc, kgraph::MulOp::create(builder, loc, *mean, scale));
+  }
+  if (axis != rank - 1) {
+    SmallVector<int64_t> shape(rank - axis, 1);
+    shape[0] = c;
+    auto type = RankedTensorType::get(shape, elementType);
+    scale = kgraph::ReshapeOp::create(builder, loc, type, scale);
+    shift = kgraph::ReshapeOp::create(builder, loc, type, shift);
+  }
+  result = kgraph::AddOp::create(
+      builder, loc, kgraph::MulOp::create(builder, loc, x, scale), shift);
+  return success();
+}
+
+LogicalResult GraphImporter::importLayerNorm(Fields &f, Location loc) {
+  SmallVector<Value> inputs;
+  SmallVector<std::string> paths;
+  if (failed(readInputs(f, inputs, paths, 1, false)) ||
+      failed(checkInputShape(f, inputs[0])))
+    return failure();
+  Value x = inputs[0];
+  auto xType = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> s = xType.getShape();
+  if (xType.getRank() < 1)
+    return error(paths[0], "layer_norm needs an input of rank 1 or more");
+  if (failed(requireFloat(paths[0], x, "layer_norm")))
+    return failure();
+  SmallVector<int64_t> normalized{s.back()};
+  bool normalizedGiven = false;
+  if (failed(f.readIntList("normalized_shape", normalized, 1,
+                           &normalizedGiven)))
+    return failure();
+  if (normalized.empty() || normalized.size() > s.size() ||
+      ArrayRef<int64_t>(normalized) != s.take_back(normalized.size()))
+    return error(f.pathOf("normalized_shape"),
+                 formatShape(normalized) + " is not a trailing part of the "
+                                           "input shape " +
+                     formatShape(s));
+  double eps = 1e-5;
+  bool affine = true;
+  if (failed(f.readNumber("eps", eps)) ||
+      failed(f.readBool("elementwise_affine", affine)))
+    return failure();
+  if (eps < 0)
+    return error(f.pathOf("eps"), "expected a non-negative number, got " +
+                                      formatNumber(eps));
+  SmallVector<int64_t> axes;
+  for (int64_t i = s.size() - normalized.size(); i < xType.getRank(); ++i)
+    axes.push_back(i);
+  auto mean = [&](Value v) -> Value {
+    return kgraph::ReduceOp::create(
+        builder, loc, ValueRange{v},
+        {builder.getNamedAttr("kind", kgraph::ReduceKindAttr::get(
+                                          context, kgraph::ReduceKind::mean)),
+         builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(axes)),
+         builder.getNamedAttr("keep_dims", builder.getUnitAttr())});
+  };
+  // (x - mean) / sqrt(mean((x - mean)^2) + eps) * weight + bias.
+  Type elementType = xType.getElementType();
+  Value centered = kgraph::SubOp::create(builder, loc, x, mean(x));
+  Value var = mean(kgraph::MulOp::create(builder, loc, centered, centered));
+  Value inv = kgraph::RsqrtOp::create(
+      builder, loc,
+      kgraph::AddOp::create(builder, loc, var, constantLike(eps, elementType)));
+  result = kgraph::MulOp::create(builder, loc, centered, inv);
+  if (affine) {
+    auto type = RankedTensorType::get(normalized, elementType);
+    FailureOr<Value> weight =
+        namedParameter(f, "weight", "weight", type, "normalized_shape");
+    if (failed(weight))
+      return failure();
+    FailureOr<Value> bias =
+        namedParameter(f, "bias", "bias", type, "normalized_shape");
+    if (failed(bias))
+      return failure();
+    result = kgraph::AddOp::create(
+        builder, loc, kgraph::MulOp::create(builder, loc, result, *weight),
+        *bias);
+  }
   return success();
 }
 
