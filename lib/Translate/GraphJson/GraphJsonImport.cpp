@@ -1155,7 +1155,7 @@ LogicalResult GraphImporter::importSingleOp(const json::Object &root) {
     note(nodeName + ": dtype not given, using f32");
   bool layoutMatters = llvm::is_contained(
       {"conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool",
-       "global_max_pool"},
+       "global_max_pool", "batch_norm"},
       *typeName);
   if (!layoutGiven && layoutMatters)
     note(nodeName + ": layout not given, using nchw");
@@ -1869,8 +1869,11 @@ LogicalResult GraphImporter::importUnary(Fields &f, Location loc,
     result = kgraph::MulOp::create(builder, loc, x, s);
   } else if (type == "gelu") {
     std::string approximate = "none";
-    if (failed(f.readString("approximate", approximate)))
+    bool approximateGiven = false;
+    if (failed(f.readString("approximate", approximate, &approximateGiven)))
       return failure();
+    if (!approximateGiven)
+      noteDefault("approximate", "\"none\"");
     if (approximate != "none" && approximate != "tanh")
       return error(f.pathOf("approximate"),
                    "expected \"none\" or \"tanh\", got \"" + approximate +
@@ -2109,9 +2112,11 @@ LogicalResult GraphImporter::importReduce(Fields &f, Location loc,
   if (failed(f.readIntList("axes", axes, std::numeric_limits<int64_t>::min(),
                            &axesGiven)))
     return failure();
-  if (!axesGiven)
+  if (!axesGiven) {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
+    noteDefault("axes", formatShape(axes) + " (all)");
+  }
   llvm::SmallDenseSet<int64_t> seen;
   for (auto [i, axis] : llvm::enumerate(axes)) {
     if (failed(normalizeAxis(indexPath(f.pathOf("axes"), i), axis, rank)))
@@ -2120,9 +2125,11 @@ LogicalResult GraphImporter::importReduce(Fields &f, Location loc,
       return error(indexPath(f.pathOf("axes"), i),
                    "axis " + Twine(axis) + " is listed twice");
   }
-  bool keepDims = false;
-  if (failed(f.readBool("keep_dims", keepDims)))
+  bool keepDims = false, keepGiven = false;
+  if (failed(f.readBool("keep_dims", keepDims, &keepGiven)))
     return failure();
+  if (!keepGiven)
+    noteDefault("keep_dims", "false");
   SmallVector<NamedAttribute> attrs = {
       builder.getNamedAttr("kind", kgraph::ReduceKindAttr::get(context, kind)),
       builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(axes))};
@@ -2189,10 +2196,16 @@ LogicalResult GraphImporter::importReshape(Fields &f, Location loc,
   SmallVector<int64_t> shape;
   if (flatten) {
     int64_t start = 1, end = -1;
+    bool startGiven = false, endGiven = false;
     if (failed(f.readInt("start_dim", start,
-                         std::numeric_limits<int64_t>::min())) ||
-        failed(f.readInt("end_dim", end, std::numeric_limits<int64_t>::min())))
+                         std::numeric_limits<int64_t>::min(), &startGiven)) ||
+        failed(f.readInt("end_dim", end, std::numeric_limits<int64_t>::min(),
+                         &endGiven)))
       return failure();
+    if (!startGiven)
+      noteDefault("start_dim", "1");
+    if (!endGiven)
+      noteDefault("end_dim", "-1");
     int64_t r = std::max<int64_t>(rank, 1);
     if (failed(normalizeAxis(f.pathOf("start_dim"), start, r)) ||
         failed(normalizeAxis(f.pathOf("end_dim"), end, r)))
@@ -2446,11 +2459,15 @@ LogicalResult GraphImporter::importBatchNorm(Fields &f, Location loc) {
   if (!singleOp && failed(parseLayout(f, "layout", layout)))
     return failure();
   double eps = 1e-5, momentum = 0.1;
-  bool affine = true;
-  if (failed(f.readNumber("eps", eps)) ||
+  bool affine = true, epsGiven = false, affineGiven = false;
+  if (failed(f.readNumber("eps", eps, &epsGiven)) ||
       failed(f.readNumber("momentum", momentum)) ||
-      failed(f.readBool("affine", affine)))
+      failed(f.readBool("affine", affine, &affineGiven)))
     return failure();
+  if (!epsGiven)
+    noteDefault("eps", "1e-05");
+  if (!affineGiven)
+    noteDefault("affine", "true");
   if (eps < 0)
     return error(f.pathOf("eps"), "expected a non-negative number, got " +
                                       formatNumber(eps));
@@ -2529,10 +2546,16 @@ LogicalResult GraphImporter::importLayerNorm(Fields &f, Location loc) {
                                            "input shape " +
                      formatShape(s));
   double eps = 1e-5;
-  bool affine = true;
-  if (failed(f.readNumber("eps", eps)) ||
-      failed(f.readBool("elementwise_affine", affine)))
+  bool affine = true, epsGiven = false, affineGiven = false;
+  if (failed(f.readNumber("eps", eps, &epsGiven)) ||
+      failed(f.readBool("elementwise_affine", affine, &affineGiven)))
     return failure();
+  if (!normalizedGiven)
+    noteDefault("normalized_shape", formatShape(normalized));
+  if (!epsGiven)
+    noteDefault("eps", "1e-05");
+  if (!affineGiven)
+    noteDefault("elementwise_affine", "true");
   if (eps < 0)
     return error(f.pathOf("eps"), "expected a non-negative number, got " +
                                       formatNumber(eps));
