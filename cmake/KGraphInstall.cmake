@@ -32,7 +32,7 @@ endif()
 # Installed shared objects and tools find libMLIR.so / libLLVM.so in the MLIR
 # install they were built against: Debian keeps them out of the loader path.
 set(KGRAPH_INSTALL_RPATH "\$ORIGIN/../${KGRAPH_INSTALL_LIB_DIR}" "${LLVM_LIBRARY_DIR}")
-foreach(target KGraphCAPI KGraphPlugin kgraph-opt)
+foreach(target KGraphCAPI KGraphPlugin kgraph-opt kgraph-translate)
   if(TARGET ${target})
     set_target_properties(${target} PROPERTIES INSTALL_RPATH "${KGRAPH_INSTALL_RPATH}")
   endif()

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine: install, build, and compile the shipped
-# examples with fusion (kgraph-opt --fuse --tile=<target>) to PTX and launch
+# examples (and the JSON graphs of examples/graphs, imported with
+# kgraph-translate) with fusion (kgraph-opt --fuse --tile=<target>) to PTX and launch
 # plans (README command 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KGRAPH_BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" kgraph-opt
+"$root/scripts/build.sh" kgraph-opt kgraph-translate
 out=$build/examples
 mkdir -p "$out"
 ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 echo
-for example in "$root"/examples/*/*.mlir; do
+# JSON graphs (docs/graph-json.md) are imported with kgraph-translate first.
+for graph in "$root"/examples/graphs/*.json; do
+  "$build/bin/kgraph-translate" --import-graph-json "$graph" \
+    -o "$out/$(basename "$graph" .json).mlir" 2> /dev/null
+done
+for example in "$root"/examples/*/*.mlir "$out"/*.mlir; do
+  [ -e "$example" ] || continue
   name=$(basename "$example" .mlir)
   for target in sm_80 sm_90a; do
     ptx=$out/$name.$target.ptx

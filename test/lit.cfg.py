@@ -56,6 +56,7 @@ if config.kgraph_sanitize:
         )
 tools = [
     "kgraph-opt",
+    "kgraph-translate",
     "kgraph-capi-test",
     ToolSubst(
         "mlir-opt",
