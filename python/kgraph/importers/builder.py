@@ -41,7 +41,11 @@ def _fmt_float(v):
         return "0x7FC00000"
     if math.isinf(v):
         return "0x7F800000" if v > 0 else "0xFF800000"
-    return repr(v) if "e" in repr(v) or "." in repr(v) else repr(v) + ".0"
+    r = repr(v)
+    if "e" in r:
+        mant, exp = r.split("e")
+        return (mant if "." in mant else mant + ".0") + "e" + exp
+    return r if "." in r else r + ".0"
 
 
 def _ints(xs):
@@ -223,11 +227,8 @@ class Builder:
     def matmul(self, a, b, result_dtype=None):
         """``a @ b`` for rank-2 or rank-3 (same batch) operands; an operand
         produced by a transpose of its last two dims becomes a flag."""
-        ta = tb = False
-        if self._is_last2_transpose(a):
-            a, ta = a.op.operands[0], True
-        if self._is_last2_transpose(b):
-            b, tb = b.op.operands[0], True
+        a, ta = self._split_last2_transpose(a)
+        b, tb = self._split_last2_transpose(b)
         m = a.shape[-1] if ta else a.shape[-2]
         k = a.shape[-2] if ta else a.shape[-1]
         kb = b.shape[-1] if tb else b.shape[-2]
@@ -246,13 +247,18 @@ class Builder:
                         lambda n: f"kgraph.matmul {n[0]}, {n[1]}{fl} : "
                                   f"{a.type}, {b.type} -> {out}")
 
-    @staticmethod
-    def _is_last2_transpose(v):
+    def _split_last2_transpose(self, v):
+        """(u, True) when ``v`` is ``u`` with its last two dims swapped: ``v``
+        is a transpose whose permutation swaps them last (the rest of the
+        permutation stays a transpose of its own, e.g. the head split of
+        attention); else (v, False)."""
         if v.op is None or v.op.kind != "transpose" or v.rank < 2:
-            return False
-        p = v.op.attrs["permutation"]
-        r = len(p)
-        return list(p) == list(range(r - 2)) + [r - 1, r - 2]
+            return v, False
+        p = list(v.op.attrs["permutation"])
+        if p[-1] < p[-2]:
+            inner = p[:-2] + [p[-1], p[-2]]
+            return self.transpose(v.op.operands[0], inner), True
+        return v, False
 
     def conv2d(self, x, w, layout, strides, padding, dilations, groups):
         """``padding`` is [top, bottom, left, right]."""
