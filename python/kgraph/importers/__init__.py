@@ -16,8 +16,6 @@ import importlib
 import os
 import re
 
-import numpy as np
-
 from ..errors import ModelSourceError, UnsupportedModelError
 from .builder import Builder  # noqa: F401  (re-exported for tools)
 from .lowering import Lowering, Unsupported  # noqa: F401
@@ -147,15 +145,17 @@ def _kind(source):
 
 
 def import_model(source, inputs=None, dtype=None, layout=None, output=None,
-                 weights=None, tracer="auto", input_names=None):
+                 weights=None, tracer="auto", input_names=None, examples=None):
     """Imports ``source`` into ``output`` (default: ``<name>.mlir`` in the
     current folder) and its parameters into ``weights`` (default: beside it,
     ``<stem>.safetensors``). ``inputs``: shape specs (``"8x3x224x224:f32"``
     or ``(shape, dtype)``), one per real input; PyTorch sources need them,
     ONNX takes them from the model where its shapes are static. ``dtype``:
     f32, f16 or bf16 (None keeps the model's); ``layout``: nchw (default) or
-    nhwc. Returns an :class:`ImportResult`; raises ModelSourceError or
-    UnsupportedModelError (nothing is written then)."""
+    nhwc. ``examples``: torch tensors to trace a PyTorch model with (default:
+    random ones of the ``inputs`` shapes). Returns an :class:`ImportResult`;
+    raises ModelSourceError or UnsupportedModelError (nothing is written
+    then)."""
     if dtype is not None and dtype not in DTYPES:
         raise ModelSourceError(f"bad dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     if layout is not None and layout not in LAYOUTS:
@@ -194,7 +194,8 @@ def import_model(source, inputs=None, dtype=None, layout=None, output=None,
         if not specs:
             raise ModelSourceError(f"a PyTorch model needs its input shapes: pass "
                                    f"--input SHAPE:DTYPE (e.g. 1x3x224x224:f32) per input")
-        example = [_example(s, d) for s, d in specs]
+        example = [_example(s, d, examples[i] if examples and i < len(examples) else None)
+                   for i, (s, d) in enumerate(specs)]
         try:
             gm, consts, tracer_used = torch_frontend.trace(model, example, tracer)
         except ModelSourceError:
@@ -214,8 +215,12 @@ def import_model(source, inputs=None, dtype=None, layout=None, output=None,
     return _write(L, output, weights, tracer_used)
 
 
-def _example(shape, dtype):
+def _example(shape, dtype, given=None):
+    """A tensor to trace with: ``given`` (float ones as float32, so the f32
+    model traces; the IR takes ``dtype``) or a random one."""
     import torch
+    if given is not None and isinstance(given, torch.Tensor):
+        return given.detach().float() if given.is_floating_point() else given.detach()
     if dtype in DTYPES:
         return torch.randn(*shape)
     return torch.zeros(*shape, dtype=torch.int64)
