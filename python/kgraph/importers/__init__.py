@@ -125,8 +125,8 @@ def load_callable(source):
 def _check_module(model, source):
     import torch
     if not isinstance(model, torch.nn.Module):
-        raise ModelSourceError(f"bad model source {source!r}: it returned a "
-                               f"{type(model).__name__}, not a torch.nn.Module")
+        raise ModelSourceError(f"bad model source {source!r}: it returned an object "
+                               f"of type {type(model).__name__}, not a torch.nn.Module")
     return model.eval()
 
 

@@ -423,7 +423,7 @@ class Builder:
         for i, op in enumerate(self.live_ops()):
             op.result.name = f"%{i}"
             text = op.fmt([v.name for v in op.operands])
-            loc = f' loc("{_escape(op.loc)}")' if op.loc else ""
+            loc = _fmt_loc(op.loc)
             lines.append(f"    {op.result.name} = {text}{loc}")
         names = ", ".join(v.name for v in self.results)
         types = ", ".join(v.type for v in self.results)
@@ -443,6 +443,22 @@ class Builder:
         for op in self.live_ops():
             counts[op.kind] = counts.get(op.kind, 0) + 1
         return counts
+
+
+def _fmt_loc(loc):
+    """`` loc("name")`` or `` loc("name"("file":line:0))`` for a location given
+    as a name or (name, "file:line" or None); empty for None."""
+    if not loc:
+        return ""
+    if isinstance(loc, tuple):
+        name, where = loc
+    else:
+        name, where = loc, None
+    if where and ":" in where:
+        f, _, line = where.rpartition(":")
+        if line.isdigit():
+            return f' loc("{_escape(name)}"("{_escape(f)}":{line}:0))'
+    return f' loc("{_escape(name)}")'
 
 
 def _escape(s):

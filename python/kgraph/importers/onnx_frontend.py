@@ -97,6 +97,9 @@ def import_onnx(L, model, inputs=None):
             else:
                 ins.append(env[n])
         if poisoned:
+            if ONNX_OPS.get(node.op_type) is None:
+                bad.append({"name": label, "op": node.op_type,
+                            "reason": "no kgraph mapping", "location": None})
             for o in node.output:
                 env[o] = None
             continue

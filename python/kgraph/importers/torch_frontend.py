@@ -68,6 +68,7 @@ def _functional_call():
 def trace_make_fx(model, example_inputs):
     """(graph module, {placeholder name: (state name, tensor)}) via make_fx."""
     import torch
+    from torch.fx.experimental import proxy_tensor as _pt
     from torch.fx.experimental.proxy_tensor import make_fx
     state = list(model.named_parameters(remove_duplicate=False)) \
         if _has_remove_duplicate(model) else list(model.named_parameters())
@@ -92,10 +93,19 @@ def trace_make_fx(model, example_inputs):
             mha(False)
         try:
             with ctx:
-                gm = make_fx(fn)(*values, *example_inputs)
+                tracer_cls = getattr(_pt, "PythonKeyTracer", None)
+                old_rst = getattr(tracer_cls, "record_stack_traces", None)
+                if tracer_cls is not None:
+                    tracer_cls.record_stack_traces = True   # source locations
+                try:
+                    gm = make_fx(fn)(*values, *example_inputs)
+                finally:
+                    if tracer_cls is not None:
+                        tracer_cls.record_stack_traces = old_rst
         finally:
             if mha is not None:
                 mha(old)
+    gm._kgraph_innermost_first = True
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     consts = {}
     for node, name, v in zip(placeholders[:k], names, values):
@@ -144,6 +154,7 @@ def trace(model, example_inputs, tracer="auto"):
     if tracer == "export":
         try:
             gm, consts = trace_export(model, example_inputs)
+            gm._kgraph_innermost_first = False
             return gm, consts, "torch.export"
         except Exception as e:          # fall back to make_fx, as on 1.13
             export_error = e
@@ -567,16 +578,28 @@ def _inplace_base(name):
 
 # --- the importer -----------------------------------------------------------
 
+#: Whether the stack traces of the graph being imported list the innermost
+#: frame first (make_fx's recorded traces on torch 1.13) or last (the usual
+#: traceback order, torch.export).
+_INNERMOST_FIRST = [False]
+
+
 def node_location(node):
-    """'file.py:12' from an FX node's stack trace, else None."""
+    """'file.py:12' of the model's own code from an FX node's stack trace,
+    else None."""
     st = node.meta.get("stack_trace") if hasattr(node, "meta") else None
     if not st:
         return None
     import re
     hits = re.findall(r'File "([^"]+)", line (\d+)', st)
-    if not hits:
+    # The innermost frame of the model's own code: not torch's, not ours.
+    own = [h for h in hits if "/torch/" not in h[0] and "/kgraph/" not in h[0]
+           and "<" not in h[0]]
+    if not own:
+        own = [h for h in hits if "/kgraph/" not in h[0]]
+    if not own:
         return None
-    f, line = hits[-1]
+    f, line = own[0] if _INNERMOST_FIRST[0] else own[-1]
     return f"{f}:{line}"
 
 
@@ -601,6 +624,7 @@ def import_graph(L, gm, consts, input_names=None):
     env = {}
     bad = []
     user_index = 0
+    _INNERMOST_FIRST[0] = bool(getattr(gm, "_kgraph_innermost_first", False))
     aliases = {}
 
     def lookup(a):
@@ -625,7 +649,7 @@ def import_graph(L, gm, consts, input_names=None):
         return False
 
     for node in gm.graph.nodes:
-        L.b.loc = node_label(node)
+        L.b.loc = (node_label(node), node_location(node))
         if node.op == "placeholder":
             if node.name in consts:
                 sname, tensor = consts[node.name]
@@ -681,6 +705,12 @@ def import_graph(L, gm, consts, input_names=None):
             env[node.name] = _Poison()
             continue
         if has(args, _Poison) or has(kwargs, _Poison):
+            # Downstream of an unsupported node: still name an op that has
+            # no mapping at all, so one message lists every such node.
+            if OPS.get(_inplace_base(name) or name) is None and \
+                    node.target is not operator.getitem:
+                bad.append({"name": node_label(node), "op": _full_name(node.target),
+                            "reason": "no kgraph mapping", "location": node_location(node)})
             env[node.name] = _Poison()
             continue
         try:
