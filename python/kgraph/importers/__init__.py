@@ -58,6 +58,7 @@ class ImportResult:
         self.inputs, self.outputs = inputs, outputs
         self.params, self.values, self.param_bytes = params, values, param_bytes
         self.text, self.tracer = text, tracer
+        self.builder = None
 
     @property
     def op_count(self):
@@ -249,8 +250,10 @@ def _write(L, output, weights, tracer):
                                      1 if a.value.dtype in ("i8", "i1") else 4) for a in params)
     ins = [(a.value.shape, a.value.dtype) for a in b.inputs()]
     outs = [(v.shape, v.dtype) for v in b.results]
-    return ImportResult(output, wpath, b.op_counts(), ins, outs, len(params), values,
-                        nbytes, text, tracer)
+    r = ImportResult(output, wpath, b.op_counts(), ins, outs, len(params), values,
+                     nbytes, text, tracer)
+    r.builder = b     # for kgraph.importers.reference.evaluate
+    return r
 
 
 def _import_json(source, specs, dtype, layout, output):

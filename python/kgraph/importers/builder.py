@@ -206,14 +206,15 @@ class Builder:
         return self._op(kind, [a, b], shape, a.dtype,
                         lambda n: f"kgraph.{kind} {n[0]}, {n[1]} : {a.type}, {b.type}")
 
-    def unary(self, kind, x, attr=""):
+    def unary(self, kind, x, attr="", attrs=None):
         return self._op(kind, [x], x.shape, x.dtype,
-                        lambda n: f"kgraph.{kind} {n[0]}{attr} : {x.type}")
+                        lambda n: f"kgraph.{kind} {n[0]}{attr} : {x.type}",
+                        attrs=attrs or {"approximate": "approximate" in attr})
 
     def clamp(self, x, lo, hi):
         attr = (f" {{max = {_fmt_float(hi)} : f64, "
                 f"min = {_fmt_float(lo)} : f64}}")
-        return self.unary("clamp", x, attr)
+        return self.unary("clamp", x, attr, attrs={"min": lo, "max": hi})
 
     def cast(self, x, dtype):
         if dtype == x.dtype:
@@ -245,7 +246,8 @@ class Builder:
         out = _fmt_shape(shape, rd)
         return self._op("matmul", [a, b], shape, rd,
                         lambda n: f"kgraph.matmul {n[0]}, {n[1]}{fl} : "
-                                  f"{a.type}, {b.type} -> {out}")
+                                  f"{a.type}, {b.type} -> {out}",
+                        attrs={"transpose_a": ta, "transpose_b": tb})
 
     def _split_last2_transpose(self, v):
         """(u, True) when ``v`` is ``u`` with its last two dims swapped: ``v``
@@ -286,7 +288,10 @@ class Builder:
         out = _fmt_shape(shape, x.dtype)
         return self._op("conv2d", [x, w], shape, x.dtype,
                         lambda n_: f"kgraph.conv2d {n_[0]}, {n_[1]}{at} : "
-                                   f"{x.type}, {w.type} -> {out}")
+                                   f"{x.type}, {w.type} -> {out}",
+                        attrs={"layout": layout, "strides": list(strides),
+                               "padding": list(padding), "dilations": list(dilations),
+                               "groups": int(groups)})
 
     def pool2d(self, kind, x, kernel, strides, padding, layout):
         if layout == "nchw":
@@ -305,7 +310,9 @@ class Builder:
             attrs.append(f"layout = {layout}")
         at = " ".join(attrs)
         return self._op("pool2d", [x], shape, x.dtype,
-                        lambda n_: f"kgraph.pool2d {kind} {n_[0]} {at} : {x.type}")
+                        lambda n_: f"kgraph.pool2d {kind} {n_[0]} {at} : {x.type}",
+                        attrs={"kind": kind, "kernel": list(kernel), "strides": list(strides),
+                               "padding": list(padding), "layout": layout})
 
     def reduce(self, kind, x, axes, keep_dims=False):
         axes = sorted({a % x.rank for a in axes}) if x.rank else []
@@ -318,7 +325,8 @@ class Builder:
         kd = " keep_dims" if keep_dims else ""
         return self._op("reduce", [x], shape, x.dtype,
                         lambda n: f"kgraph.reduce {kind} {n[0]} axes = "
-                                  f"{_ints(axes)}{kd} : {x.type}")
+                                  f"{_ints(axes)}{kd} : {x.type}",
+                        attrs={"kind": kind, "axes": axes, "keep_dims": keep_dims})
 
     # --- data movement ---------------------------------------------------
 
@@ -358,7 +366,9 @@ class Builder:
         return self._op("slice", [x], sizes, x.dtype,
                         lambda n: f"kgraph.slice {n[0]} offsets = {_ints(offsets)} "
                                   f"sizes = {_ints(sizes)} strides = "
-                                  f"{_ints(strides)} : {x.type}")
+                                  f"{_ints(strides)} : {x.type}",
+                        attrs={"offsets": list(offsets), "sizes": list(sizes),
+                               "strides": list(strides)})
 
     def concat(self, xs, axis):
         if len(xs) == 1:
@@ -367,7 +377,8 @@ class Builder:
         shape[axis] = sum(v.shape[axis] for v in xs)
         types = ", ".join(v.type for v in xs)
         return self._op("concat", xs, shape, xs[0].dtype,
-                        lambda n: f"kgraph.concat {', '.join(n)} axis = {axis} : {types}")
+                        lambda n: f"kgraph.concat {', '.join(n)} axis = {axis} : {types}",
+                        attrs={"axis": axis})
 
     def broadcast_to(self, x, shape):
         shape = [int(d) for d in shape]

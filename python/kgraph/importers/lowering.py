@@ -136,7 +136,11 @@ class Lowering:
         return T(a.shape, np_dtype_name(a), data=a, name=name)
 
     def output(self, t):
-        self.b.output(self.value(t, keep_nhwc=True))
+        """A result; with layout nhwc every 4-D result is returned NHWC."""
+        if self.layout == "nhwc" and t.rank == 4:
+            self.b.output(self.phys_nhwc(t))
+        else:
+            self.b.output(self.value(t))
 
     def _param_name(self, t, suffix=""):
         if t.name:
