@@ -301,6 +301,11 @@ class Lowering:
 
     def binary(self, kind, a, b):
         if a.is_const and b.is_const:
+            if kind == "div" and np.issubdtype(a.data.dtype, np.integer) and \
+                    np.issubdtype(b.data.dtype, np.integer):
+                # Integer division truncates (ONNX Div; shape arithmetic).
+                q = np.trunc(np.true_divide(a.data, b.data))
+                return self.const(q.astype(np.result_type(a.data, b.data)))
             fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                   "div": np.divide, "max": np.maximum, "min": np.minimum,
                   "pow": np.power}[kind]

@@ -84,8 +84,16 @@ def import_onnx(L, model, inputs=None):
             env[name] = None
             continue
         env[name] = L.input(list(shape), dtype, _mlir_name(name))
+    gelus, skipped = _find_erf_gelus(model, env)
     for idx, node in enumerate(model.graph.node):
         label = node.name or f"{node.op_type}_{idx}"
+        if idx in skipped:
+            continue
+        if idx in gelus:
+            x = env.get(gelus[idx])
+            env[node.output[0]] = None if x is None else _guard(bad, label, "Gelu",
+                                                                 lambda: L.gelu(x))
+            continue
         L.b.loc = label
         ins = []
         poisoned = False
@@ -132,6 +140,84 @@ def import_onnx(L, model, inputs=None):
                 continue
             L.output(v)
     return bad
+
+
+def _guard(bad, label, op, fn):
+    try:
+        return fn()
+    except Unsupported as e:
+        bad.append({"name": label, "op": op, "reason": str(e), "location": None})
+        return None
+
+
+def _find_erf_gelus(model, env):
+    """The exact GELU as exported before opset 20,
+    ``Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)`` (either operand order,
+    or the 0.5 applied to x first): {index of the last Mul: name of x} and
+    the indices of the Erf, Add and inner Mul, which it replaces (only where
+    nothing else uses their results)."""
+    nodes = list(model.graph.node)
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output}
+    uses = {}
+    for i, n in enumerate(nodes):
+        for x in n.input:
+            uses.setdefault(x, []).append(i)
+    for o in model.graph.output:
+        uses.setdefault(o.name, []).append(-1)
+
+    def const(name, value):
+        if name in env and env[name] is not None and env[name].is_const:
+            d = np.asarray(env[name].data, dtype=np.float64)
+            return d.size == 1 and abs(float(d.reshape(-1)[0]) - value) < 1e-5 * max(1, value)
+        i = producer.get(name)
+        if i is not None and nodes[i].op_type == "Constant":
+            a = _attrs(nodes[i])
+            if "value" in a:
+                d = _np(a["value"]).astype(np.float64)
+                return d.size == 1 and abs(float(d.reshape(-1)[0]) - value) < 1e-5 * max(1, value)
+        return False
+
+    def other(n, name):
+        ins = list(n.input)
+        if len(ins) != 2 or name not in ins:
+            return None
+        return ins[1] if ins[0] == name else ins[0]
+
+    def only_use(name):
+        u = uses.get(name, [])
+        return u[0] if len(u) == 1 else None
+
+    gelus, skipped = {}, set()
+    for i, n in enumerate(nodes):
+        if n.op_type != "Erf":
+            continue
+        d = producer.get(n.input[0])
+        if d is None or nodes[d].op_type != "Div" or not const(nodes[d].input[1], 2 ** 0.5):
+            continue
+        x = nodes[d].input[0]
+        a = only_use(n.output[0])
+        if a is None or a < 0 or nodes[a].op_type != "Add" or \
+                not const(other(nodes[a], n.output[0]) or "", 1.0):
+            continue
+        m1 = only_use(nodes[a].output[0])
+        if m1 is None or m1 < 0 or nodes[m1].op_type != "Mul":
+            continue
+        o = other(nodes[m1], nodes[a].output[0])
+        if o == x:
+            m2 = only_use(nodes[m1].output[0])
+            if m2 is None or m2 < 0 or nodes[m2].op_type != "Mul" or \
+                    not const(other(nodes[m2], nodes[m1].output[0]) or "", 0.5):
+                continue
+            gelus[m2] = x
+            skipped.update({i, a, m1})
+        else:
+            h = producer.get(o)
+            if h is None or nodes[h].op_type != "Mul" or other(nodes[h], x) is None or \
+                    not const(other(nodes[h], x), 0.5):
+                continue
+            gelus[m1] = x
+            skipped.update({i, a})
+    return gelus, skipped
 
 
 def _mlir_name(name):
@@ -374,7 +460,15 @@ def _gather(L, ins, a):
     raise Unsupported("Gather of a computed tensor with tensor indices")
 
 
+def _pad(L, ins, a):
+    pads = a.get("pads") or _const_ints(ins[1], "Pad's pads")
+    if any(pads):
+        raise Unsupported(f"Pad with pads {pads} (only all-zero pads)")
+    return ins[0]
+
+
 ONNX_OPS = {
+    "Pad": _pad,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda L, ins, a: L.matmul(ins[0], ins[1]),
     "BatchNormalization": _bn,
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
