@@ -120,15 +120,17 @@ def load_callable(source):
     except Exception as e:
         raise ModelSourceError(f"bad model source {source!r}: calling {attr}() "
                                f"failed: {type(e).__name__}: {e}") from None
-    return _check_module(model, source)
+    return _check_module(model, source).eval()
 
 
 def _check_module(model, source):
+    """``model`` if it is an nn.Module. A module passed in directly keeps its
+    mode (a training-mode batch norm or dropout is then reported)."""
     import torch
     if not isinstance(model, torch.nn.Module):
         raise ModelSourceError(f"bad model source {source!r}: it returned an object "
                                f"of type {type(model).__name__}, not a torch.nn.Module")
-    return model.eval()
+    return model
 
 
 def _kind(source):

@@ -22,9 +22,12 @@ _NP_OF = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
 def load(path):
     """The ModelProto of ``path``; ModelSourceError-worthy problems raise
     ValueError with a one-line reason."""
+    import warnings
     import onnx
     try:
-        model = onnx.load(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # protobuf's, on a corrupt file
+            model = onnx.load(path)
     except Exception as e:
         raise ValueError(f"cannot read ONNX model {path}: {type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else 'corrupt file'}")
