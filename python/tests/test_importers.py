@@ -206,16 +206,21 @@ def _resnet50():
 
 @pytest.mark.parametrize("layout,dtype", [("nchw", "f32"), ("nhwc", "f16")])
 def test_resnet50_import_and_compile(layout, dtype, tmp_path):
+    import resource
     model = _resnet50()
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     r = import_model(model, inputs=["8x3x224x224:f32"], layout=layout, dtype=dtype,
                      output=str(tmp_path / "resnet50.mlir"))
-    t1 = time.time()
+    t1, c1 = time.time(), time.process_time()
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p, plan_path = _compile(r.mlir, str(tmp_path))
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t2 = time.time()
     assert p.returncode == 0, p.stderr
-    print(f"\nResNet-50 {layout} {dtype}: import {t1 - t0:.1f} s + kgraph-opt "
-          f"{t2 - t1:.1f} s = {t2 - t0:.1f} s (wall, {os.cpu_count()} CPUs)")
+    kc = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
+    print(f"\nResNet-50 {layout} {dtype}: import {t1 - t0:.1f} s wall ({c1 - c0:.1f} s CPU) "
+          f"+ kgraph-opt {t2 - t1:.1f} s wall ({kc:.1f} s CPU) = {t2 - t0:.1f} s wall, "
+          f"{c1 - c0 + kc:.1f} s CPU ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
     assert r.ops == {"conv2d": 53, "add": 70, "relu": 49, "pool2d": 1, "reduce": 1,
                      "matmul": 1}
     assert r.params == 108          # 53 filters, 53 folded biases, fc weight and bias
