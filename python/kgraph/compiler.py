@@ -240,7 +240,12 @@ def kgraph_backend(gm, example_inputs):
                            f"example inputs are on {dev}")
     # The graph is torch-level; make_fx takes it to ATen with the example
     # inputs (torch.export of a dynamo graph adds nothing here).
-    prog = compile(gm, example_inputs, device=device, tracer="make_fx")
+    # Traced with fresh tensors of the example inputs' shapes and dtypes
+    # (dynamo's may be fake tensors); the values are supplied at each call.
+    examples = [(torch.randn(tuple(x.shape), device=x.device) if x.is_floating_point() else
+                 torch.zeros(tuple(x.shape), dtype=x.dtype, device=x.device)).to(x.dtype)
+                for x in example_inputs]
+    prog = compile(gm, examples, device=device, tracer="make_fx")
 
     def run(*args):
         outs = prog(*args)

@@ -42,9 +42,10 @@ def find_tool(name):
                        f"or set ${env}")
 
 
-def run_tool(name, args, timeout=None):
-    """Runs tool ``name`` with ``args``; returns its stdout, CompileError with
-    the command line and stderr when it fails."""
+def run_tool(name, args, timeout=None, with_stderr=False):
+    """Runs tool ``name`` with ``args``; returns its stdout (and stderr with
+    ``with_stderr``), CompileError with the command line and stderr when it
+    fails."""
     exe = find_tool(name)
     cmd = [exe] + [str(a) for a in args]
     try:
@@ -55,4 +56,4 @@ def run_tool(name, args, timeout=None):
     if r.returncode != 0:
         err = r.stderr.strip() or r.stdout.strip()
         raise CompileError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{err}")
-    return r.stdout
+    return (r.stdout, r.stderr) if with_stderr else r.stdout

@@ -59,6 +59,7 @@ class ImportResult:
         self.params, self.values, self.param_bytes = params, values, param_bytes
         self.text, self.tracer = text, tracer
         self.builder = None
+        self.notes = ""               # what kgraph-translate said (defaults taken)
 
     @property
     def op_count(self):
@@ -70,7 +71,9 @@ class ImportResult:
         outs = ", ".join(_fmt(s, d) for s, d in self.outputs)
         lines = [f"wrote {self.mlir}: {self.op_count} ops ({ops})",
                  f"  inputs: {ins or 'none'}; outputs: {outs or 'none'}"]
-        if self.weights:
+        if self.weights and not self.values:
+            lines.append(f"  weights {self.weights}: {self.params} parameters")
+        elif self.weights:
             lines.append(f"  weights {self.weights}: {self.params} parameters, "
                          f"{self.values} values, {self.param_bytes} bytes "
                          f"({self.param_bytes / 1e6:.1f} MB)")
@@ -78,6 +81,8 @@ class ImportResult:
             lines.append("  no parameters")
         if self.tracer:
             lines.append(f"  traced with {self.tracer}")
+        if self.notes:
+            lines += [f"  {n}" for n in self.notes.splitlines()]
         return "\n".join(lines)
 
 
@@ -265,7 +270,8 @@ def _import_json(source, specs, dtype, layout, output):
                                "graph: the graph gives its own shapes, dtype and layout")
     if not os.path.isfile(source):
         raise ModelSourceError(f"cannot read JSON graph {source}: no such file")
-    run_tool("kgraph-translate", ["--import-graph-json", source, "-o", output])
+    _, notes = run_tool("kgraph-translate", ["--import-graph-json", source, "-o", output],
+                        with_stderr=True)
     with open(output) as f:
         text = f.read()
     ops = {}
@@ -273,8 +279,33 @@ def _import_json(source, specs, dtype, layout, output):
         ops[m.group(1)] = ops.get(m.group(1), 0) + 1
     wm = re.search(r'kgraph\.weights\s*=\s*"([^"]*)"', text)
     wpath = os.path.join(os.path.dirname(output), wm.group(1)) if wm else None
-    params = len(re.findall(r"kgraph\.param\s*=", text))
-    return ImportResult(output, wpath, ops, [], [], params, 0, 0, text)
+    ins, outs, params = _signature(text)
+    r = ImportResult(output, wpath, ops, ins, outs, params, 0, 0, text)
+    r.notes = notes.strip()
+    return r
+
+
+def _tensor_type(t):
+    m = re.match(r"tensor<((?:\d+x)*)(\w+)>", t.strip())
+    if not m:
+        return None
+    dims = [int(d) for d in m.group(1).split("x") if d]
+    return dims, m.group(2)
+
+
+def _signature(text):
+    """(inputs, outputs, parameter count) of the first func.func in ``text``."""
+    m = re.search(r"func\.func @[\w.$-]+\((.*?)\)\s*->\s*(\(.*?\)|tensor<[^>]*>)", text, re.S)
+    if not m:
+        return [], [], 0
+    ins, params = [], 0
+    for a in re.finditer(r"%\w+\s*:\s*(tensor<[^>]*>)(\s*\{[^}]*\})?", m.group(1)):
+        if a.group(2) and "kgraph.param" in a.group(2):
+            params += 1
+        else:
+            ins.append(_tensor_type(a.group(1)))
+    outs = [_tensor_type(t) for t in re.findall(r"tensor<[^>]*>", m.group(2))]
+    return [i for i in ins if i], [o for o in outs if o], params
 
 
 __all__ = ["ImportResult", "import_model", "parse_input_spec", "load_callable",

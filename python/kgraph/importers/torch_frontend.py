@@ -125,8 +125,16 @@ def trace_export(model, example_inputs):
     """(graph module, {placeholder name: (state name, tensor)}) via
     torch.export (torch 2.x)."""
     import torch
-    ep = torch.export.export(model, tuple(example_inputs))
-    ep = ep.run_decompositions()
+    mha = getattr(getattr(torch.backends, "mha", None), "set_fastpath_enabled", None)
+    if mha is not None:
+        old = torch.backends.mha.get_fastpath_enabled()
+        mha(False)        # attention's decomposed form, not its fused kernel
+    try:
+        ep = torch.export.export(model, tuple(example_inputs))
+        ep = ep.run_decompositions()
+    finally:
+        if mha is not None:
+            mha(old)
     sig = ep.graph_signature
     consts = {}
     state = dict(ep.state_dict)
@@ -507,6 +515,28 @@ def _sdpa(L, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None
     return L.matmul(L.softmax(scores, -1), v)
 
 
+def _sdpa_for_cpu(L, q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None,
+                  scale=None, **kw):
+    return (_sdpa(L, q, k, v, attn_mask, dropout_p, is_causal, scale),
+            _NoValue("attention log-sum-exp"))
+
+
+def _baddbmm(L, x, a, b, beta=1, alpha=1):
+    return L.gemm(a, b, x, alpha, beta) if a.rank == 2 else \
+        _baddbmm3(L, x, a, b, beta, alpha)
+
+
+def _baddbmm3(L, x, a, b, beta, alpha):
+    y = L.matmul(a, b)
+    if alpha != 1:
+        y = L.binary("mul", y, L.const(np.float32(alpha)))
+    if beta == 0:
+        return y
+    if beta != 1:
+        x = L.binary("mul", x, L.const(np.float32(beta)))
+    return L.binary("add", y, x)
+
+
 def _rsub(L, a, b, alpha=1):
     a, b = _t(L, a), _t(L, b)
     if alpha != 1:
@@ -556,6 +586,8 @@ OPS = {
     "log_softmax": _log_softmax,
     "native_layer_norm": _native_layer_norm, "layer_norm": _layer_norm,
     "scaled_dot_product_attention": _sdpa,
+    "_scaled_dot_product_flash_attention_for_cpu": _sdpa_for_cpu,
+    "baddbmm": _baddbmm,
     "getitem": _getitem,
 }
 OPS = {k: v for k, v in OPS.items() if v is not None}
