@@ -65,8 +65,11 @@ def _functional_call():
     return fc
 
 
-def trace_make_fx(model, example_inputs):
-    """(graph module, {placeholder name: (state name, tensor)}) via make_fx."""
+def trace_make_fx(model, example_inputs, mode="fake"):
+    """(graph module, {placeholder name: (state name, tensor)}) via make_fx.
+    ``mode="fake"`` traces with fake tensors (shapes only, no arithmetic:
+    a ResNet-50 at batch 8 traces in a second instead of running on the
+    CPU); "real" runs the model."""
     import torch
     from torch.fx.experimental import proxy_tensor as _pt
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -98,7 +101,7 @@ def trace_make_fx(model, example_inputs):
                 if tracer_cls is not None:
                     tracer_cls.record_stack_traces = True   # source locations
                 try:
-                    gm = make_fx(fn)(*values, *example_inputs)
+                    gm = make_fx(fn, tracing_mode=mode)(*values, *example_inputs)
                 finally:
                     if tracer_cls is not None:
                         tracer_cls.record_stack_traces = old_rst
@@ -166,13 +169,21 @@ def trace(model, example_inputs, tracer="auto"):
             return gm, consts, "torch.export"
         except Exception as e:          # fall back to make_fx, as on 1.13
             export_error = e
-        try:
-            gm, consts = trace_make_fx(model, example_inputs)
-            return gm, consts, f"make_fx (torch.export failed: {_one_line(export_error)})"
-        except Exception:
-            raise export_error
-    gm, consts = trace_make_fx(model, example_inputs)
-    return gm, consts, "make_fx"
+        for mode in ("fake", "real"):
+            try:
+                gm, consts = trace_make_fx(model, example_inputs, mode)
+                return gm, consts, f"make_fx (torch.export failed: {_one_line(export_error)})"
+            except Exception:
+                pass
+        raise export_error
+    try:
+        gm, consts = trace_make_fx(model, example_inputs, "fake")
+        return gm, consts, "make_fx"
+    except Exception:
+        # Some models do not trace with fake tensors (data-dependent Python
+        # code, tensors made inside forward); run them for real.
+        gm, consts = trace_make_fx(model, example_inputs, "real")
+        return gm, consts, "make_fx (real tensors)"
 
 
 def _one_line(e):
@@ -702,6 +713,11 @@ def import_graph(L, gm, consts, input_names=None):
             continue
         if node.op == "get_attr":
             obj = _get_attr(gm, node.target)
+            if type(obj).__name__ == "FakeTensor":
+                bad.append({"name": node.name, "op": "get_attr", "location": None,
+                            "reason": "a constant traced as a fake tensor"})
+                env[node.name] = _Poison()
+                continue
             if isinstance(obj, torch.Tensor):
                 env[node.name] = L.const(_to_numpy(obj), name=str(node.target))
             else:
