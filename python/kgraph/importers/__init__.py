@@ -200,8 +200,8 @@ def import_model(source, inputs=None, dtype=None, layout=None, output=None,
         from . import torch_frontend
         model = load_callable(source) if kind == "callable" else _check_module(source, label)
         if not specs:
-            raise ModelSourceError(f"a PyTorch model needs its input shapes: pass "
-                                   f"--input SHAPE:DTYPE (e.g. 1x3x224x224:f32) per input")
+            raise ModelSourceError("a PyTorch model needs its input shapes: pass "
+                                   "--input SHAPE:DTYPE (e.g. 1x3x224x224:f32) per input")
         example = [_example(s, d, examples[i] if examples and i < len(examples) else None)
                    for i, (s, d) in enumerate(specs)]
         try:

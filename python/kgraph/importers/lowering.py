@@ -22,8 +22,7 @@ what is not one-to-one:
   convolution is emitted lazily, at its first use, so a batch norm can still
   fold into it); elsewhere it is a multiply and an add by per-channel
   constants;
-- softmax, layer norm, silu, hardswish-free activations and the like are
-  decomposed into kgraph ops.
+- softmax, layer norm, silu and the like are decomposed into kgraph ops.
 
 Anything it cannot map raises :class:`Unsupported` with a reason; the
 frontends collect those per node (docs/importers.md).
@@ -498,8 +497,8 @@ class Lowering:
             idx = [slice(None)] * x.rank
             idx[axis] = slice(start, end, step)
             nm = f"{x.name}[{axis}:{start}:{end}:{step}]" if x.name else None
-            return T(None or list(x.data[tuple(idx)].shape), x.dtype,
-                     data=np.ascontiguousarray(x.data[tuple(idx)]), name=nm)
+            data = np.ascontiguousarray(x.data[tuple(idx)])
+            return T(list(data.shape), x.dtype, data=data, name=nm)
         if x.nhwc:
             v = self.value(x, keep_nhwc=True)
             pa = _TO_PHYS[axis]

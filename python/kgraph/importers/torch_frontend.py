@@ -19,7 +19,6 @@ time. Every node that cannot be mapped is collected, with the reason, and
 reported together (:class:`kgraph.errors.UnsupportedModelError`).
 """
 
-import contextlib
 import operator
 
 import numpy as np
@@ -88,23 +87,21 @@ def trace_make_fx(model, example_inputs, mode="fake"):
     def fn(*args):
         return fc(model, dict(zip(names, args[:k])), tuple(args[k:]))
 
-    ctx = contextlib.nullcontext()
     mha = getattr(getattr(torch.backends, "mha", None), "set_fastpath_enabled", None)
     with torch.enable_grad():
         if mha is not None:
             old = torch.backends.mha.get_fastpath_enabled()
             mha(False)
         try:
-            with ctx:
-                tracer_cls = getattr(_pt, "PythonKeyTracer", None)
-                old_rst = getattr(tracer_cls, "record_stack_traces", None)
+            tracer_cls = getattr(_pt, "PythonKeyTracer", None)
+            old_rst = getattr(tracer_cls, "record_stack_traces", None)
+            if tracer_cls is not None:
+                tracer_cls.record_stack_traces = True   # source locations
+            try:
+                gm = make_fx(fn, tracing_mode=mode)(*values, *example_inputs)
+            finally:
                 if tracer_cls is not None:
-                    tracer_cls.record_stack_traces = True   # source locations
-                try:
-                    gm = make_fx(fn, tracing_mode=mode)(*values, *example_inputs)
-                finally:
-                    if tracer_cls is not None:
-                        tracer_cls.record_stack_traces = old_rst
+                    tracer_cls.record_stack_traces = old_rst
         finally:
             if mha is not None:
                 mha(old)
