@@ -75,6 +75,8 @@ def cases(large=True):
                                      "inputs": [[8, 128, 768]], "tol": 1e-4}),
             ("encoder_b8_s128_f16", {"kind": "encoder", "layout": "nchw", "dtype": "f16",
                                      "inputs": [[8, 128, 768]], "tol": 1e-2}),
+            ("encoder_b8_s512_f16", {"kind": "encoder", "layout": "nchw", "dtype": "f16",
+                                     "inputs": [[8, 512, 768]], "tol": 1e-2}),
         ]
     return out
 

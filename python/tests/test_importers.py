@@ -475,3 +475,21 @@ def test_compile_unsupported_raises(tmp_path, monkeypatch):
     import error_models
     with pytest.raises(UnsupportedModelError, match="3 unsupported nodes"):
         kgraph.compile(error_models.unsupported(), [torch.randn(2, 8)], target="sm_80")
+
+
+def test_transformer_encoder_onnx(tmp_path):
+    """The encoder layer (gelu) exported to ONNX at opset 13 (layer norm and
+    gelu arrive decomposed: ReduceMean/Pow/Sqrt, Erf) imports and matches."""
+    _need_onnx()
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(768, 12, batch_first=True,
+                                             activation="gelu").eval()
+    x = torch.randn(2, 16, 768)
+    path = str(tmp_path / "encoder.onnx")
+    torch.onnx.export(layer, (x,), path, opset_version=13)   # grad mode: decomposed MHA
+    r = import_model(path, output=str(tmp_path / "encoder.mlir"))
+    assert r.ops["matmul"] == 6 and r.ops["gelu"] == 1 and r.ops["exp"] == 1
+    with torch.no_grad():
+        ref = layer(x).numpy()
+    assert _rel(evaluate(r.builder, [x.numpy()])[0], ref) < 1e-5
+    _verify(r.mlir)
