@@ -40,6 +40,13 @@ _TO_PHYS = [0, 3, 1, 2]
 _TO_LOGICAL = [0, 2, 3, 1]
 
 
+#: numpy forms of the unary ops, for folding them on constants.
+_NP_UNARY = {"relu": lambda a: np.maximum(a, 0), "neg": np.negative, "abs": np.abs,
+             "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+             "rsqrt": lambda a: 1.0 / np.sqrt(a), "tanh": np.tanh,
+             "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
+
+
 class Unsupported(Exception):
     """A model op (or a form of one) that has no kgraph mapping."""
 
@@ -291,11 +298,17 @@ class Lowering:
     # --- elementwise -----------------------------------------------------
 
     def _common_dtype(self, ts):
-        """The IR element type of an elementwise op over ``ts`` (constants
-        take the type of the first computed operand)."""
-        for t in ts:
-            if not t.is_const:
-                return self.float_type(t.dtype)
+        """The IR element type of an elementwise op over ``ts``: a float
+        type if any computed operand is a float (integers are promoted, as
+        torch does), else the first computed operand's; constants take it."""
+        computed = [self.float_type(t.dtype) for t in ts if not t.is_const]
+        floats = [d for d in computed if d in FLOAT_TYPES]
+        if floats:
+            return floats[0]
+        if computed:
+            if any(t.is_const and t.dtype in FLOAT_TYPES for t in ts):
+                return self.float_type("f32")       # int tensor * 0.5
+            return computed[0]
         return self.float_type(ts[0].dtype)
 
     def binary(self, kind, a, b):
@@ -347,6 +360,9 @@ class Lowering:
         return self.b.cast(v, dt) if v.dtype != dt else v
 
     def unary(self, kind, x, attr=""):
+        if x.is_const and kind in _NP_UNARY:
+            return self.const(_NP_UNARY[kind](x.data.astype(np.float64)).astype(
+                x.data.dtype if x.dtype in FLOAT_TYPES else np.float32))
         if x.is_const:
             raise Unsupported(f"{kind} of a constant")
         v = self.value(x, keep_nhwc=True)
@@ -548,9 +564,10 @@ class Lowering:
     # --- reductions and pooling -----------------------------------------
 
     def reduce(self, kind, x, axes, keep_dims=False):
-        if x.is_const:
-            raise Unsupported(f"reduce {kind} of a constant")
         axes = sorted({int(a) % max(x.rank, 1) for a in axes}) if x.rank else []
+        if x.is_const:
+            fn = {"sum": np.sum, "max": np.max, "mean": np.mean}[kind]
+            return self.const(np.asarray(fn(x.data, axis=tuple(axes), keepdims=keep_dims)))
         if not axes:
             return x
         v = self.value(x, keep_nhwc=True)
