@@ -493,3 +493,31 @@ def test_transformer_encoder_onnx(tmp_path):
         ref = layer(x).numpy()
     assert _rel(evaluate(r.builder, [x.numpy()])[0], ref) < 1e-5
     _verify(r.mlir)
+
+
+def test_torch_compile_backend_registration():
+    """The "kgraph" torch.compile backend is registered where torch has
+    dynamo (2.x); torch 1.13 has none and register_torch_backend says so."""
+    if hasattr(torch, "compile"):
+        assert kgraph.register_torch_backend() is True
+        from torch._dynamo.backends.registry import list_backends
+        assert "kgraph" in list_backends(exclude_tags=())
+    else:
+        assert kgraph.register_torch_backend() is False
+
+
+def test_json_graph_through_kgraph_translate(tmp_path):
+    """A .json graph goes through kgraph-translate --import-graph-json (built
+    by the JSON-graph importer's work; skipped, with the reason, where that
+    tool is not built)."""
+    try:
+        kgraph.find_tool("kgraph-translate")
+    except kgraph.CompileError as e:
+        pytest.skip(str(e))
+    g = tmp_path / "conv.json"
+    g.write_text('{"type": "conv2d", "input_shape": [1, 3, 8, 8], "kernel_size": [3, 3], '
+                 '"stride": [1, 1], "padding": [1, 1]}')
+    p = _cli(str(g), "-o", str(tmp_path / "conv.mlir"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"wrote {tmp_path / 'conv.mlir'}: 1 ops (1 conv2d)")
+    _verify(str(tmp_path / "conv.mlir"))

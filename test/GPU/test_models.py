@@ -104,3 +104,50 @@ def test_model(model_case, gpu, seed):
         agree = (out.argmax(1) == ref.argmax(1)).float().mean().item()
         print(f"{c['name']}: top-1 agreement {agree:.3f}")
         assert agree >= 7 / 8 if out.shape[0] >= 8 else agree == 1.0
+
+
+def _need_kgraph_opt():
+    import kgraph
+    try:
+        return kgraph.find_tool("kgraph-opt")
+    except kgraph.CompileError as e:
+        pytest.skip(f"kgraph.compile needs kgraph-opt on this machine: {e}")
+
+
+def test_kgraph_compile_runs(gpu, tmp_path, monkeypatch):
+    """kgraph.compile end to end (import, kgraph-opt for this GPU, load) on a
+    small CNN head in NHWC, against torch eager."""
+    import torch
+    import kgraph
+    import model_cases
+    _need_kgraph_opt()
+    monkeypatch.setenv("KGRAPH_CACHE_DIR", str(tmp_path))
+    model, inputs = model_cases.make("head")
+    prog = kgraph.compile(model, inputs, layout="nhwc")
+    model = model.to(gpu)
+    x = inputs[0].to(gpu)
+    with torch.no_grad():
+        ref = model(x)
+    out = prog(x.permute(0, 2, 3, 1).contiguous())
+    rel = (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+    assert rel <= 1e-4
+
+
+def test_torch_compile_backend(gpu, tmp_path, monkeypatch):
+    """torch.compile(model, backend="kgraph") on a graph without breaks."""
+    import torch
+    import kgraph
+    import model_cases
+    if not hasattr(torch, "compile"):
+        pytest.skip(f"torch {torch.__version__} has no torch.compile")
+    _need_kgraph_opt()
+    monkeypatch.setenv("KGRAPH_CACHE_DIR", str(tmp_path))
+    assert kgraph.register_torch_backend()
+    model, inputs = model_cases.make("mlp_gelu")
+    model = model.to(gpu)
+    x = inputs[0].to(gpu)
+    with torch.no_grad():
+        ref = model(x)
+        out = torch.compile(model, backend="kgraph")(x)
+    rel = (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+    assert rel <= 1e-4
