@@ -420,15 +420,12 @@ def test_cli_bad_source(args, message, tmp_path):
     assert not (tmp_path / "out.mlir").exists()
 
 
-def test_cli_json_needs_kgraph_translate(tmp_path):
+def test_cli_json_needs_kgraph_translate(tmp_path, monkeypatch):
     g = tmp_path / "g.json"
     g.write_text('{"type": "conv2d", "input_shape": [1, 3, 8, 8], "kernel_size": [3, 3]}')
     env_missing = str(tmp_path / "no-such-kgraph-translate")
-    os.environ["KGRAPH_TRANSLATE"] = env_missing
-    try:
-        p = _cli(str(g), "-o", str(tmp_path / "g.mlir"))
-    finally:
-        del os.environ["KGRAPH_TRANSLATE"]
+    monkeypatch.setenv("KGRAPH_TRANSLATE", env_missing)
+    p = _cli(str(g), "-o", str(tmp_path / "g.mlir"))
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stderr.strip() == (f"kgraph.import: error: $KGRAPH_TRANSLATE is "
                                 f"{env_missing!r}, which is not an executable file")
