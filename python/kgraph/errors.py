@@ -56,3 +56,35 @@ class DTypeError(KGraphError, TypeError):
 class LayoutError(KGraphError, ValueError):
     """A preallocated output is not contiguous, not 16-byte aligned, or not
     writeable, or tensors live on different devices."""
+
+
+class ModelSourceError(KGraphError, ValueError):
+    """An importer cannot read its source: no such module or callable, not
+    an ``nn.Module``, an unreadable or corrupt file, or a bad ``--input``
+    shape spec."""
+
+
+class UnsupportedModelError(KGraphError):
+    """An import met nodes it cannot map to kgraph ops. ``nodes`` lists each
+    as a dict with ``name``, ``op``, ``reason`` and ``location`` (None when
+    the source has none); the message names every one."""
+
+    def __init__(self, nodes, source=""):
+        self.nodes = list(nodes)
+        head = (f"cannot import {source}: " if source else "cannot import: ")
+        head += (f"{len(self.nodes)} unsupported node"
+                 f"{'s' if len(self.nodes) != 1 else ''}")
+        lines = [head]
+        for n in self.nodes:
+            line = f"  {n['name']}: {n['op']}"
+            if n.get("reason"):
+                line += f" ({n['reason']})"
+            if n.get("location"):
+                line += f" at {n['location']}"
+            lines.append(line)
+        super().__init__("\n".join(lines))
+
+
+class CompileError(KGraphError):
+    """kgraph-opt or kgraph-translate is missing or failed; the message has
+    the command and the tool's diagnostics."""

@@ -1,0 +1,476 @@
+"""Building kgraph IR text from Python: values, ops, parameters, printing.
+
+The importers (PyTorch, ONNX) translate a model into calls on a
+:class:`Builder`. Each call computes the result's static shape, records one
+kgraph (or ``arith.constant``) op and returns its :class:`Value`. A few
+peepholes keep the IR small and compilable by today's kgraph-opt:
+
+- a reshape to the value's own shape is the value; a reshape of a reshape
+  reshapes the original value; a transpose that only moves size-1 dims is a
+  reshape; a transpose of a transpose composes;
+- :meth:`Builder.matmul` turns an operand that is a transpose of its last two
+  dims into the op's ``transpose_a``/``transpose_b`` flag;
+- at :meth:`Builder.module_text` time ops whose results are unused are
+  dropped (every kgraph op is pure).
+
+Parameters (model weights) are function arguments with the argument
+attribute ``kgraph.param = "<name>"``; their data (numpy arrays) is written by
+:func:`kgraph.importers.safetensors.write_safetensors` into the file the
+module's ``kgraph.weights`` attribute names (docs/importers.md).
+"""
+
+import math
+
+import numpy as np
+
+#: numpy dtype of each kgraph element type the importers produce.
+NUMPY_OF = {"f32": np.float32, "f16": np.float16, "i32": np.int32,
+            "i8": np.int8, "i1": np.bool_}
+FLOAT_TYPES = ("f32", "f16", "bf16")
+
+
+def _fmt_shape(shape, dtype):
+    if not shape:
+        return f"tensor<{dtype}>"
+    return "tensor<" + "x".join(str(d) for d in shape) + f"x{dtype}>"
+
+
+def _fmt_float(v):
+    v = float(v)
+    if math.isnan(v):
+        return "0x7FC00000"
+    if math.isinf(v):
+        return "0x7F800000" if v > 0 else "0xFF800000"
+    r = repr(v)
+    if "e" in r:
+        mant, exp = r.split("e")
+        return (mant if "." in mant else mant + ".0") + "e" + exp
+    return r if "." in r else r + ".0"
+
+
+def _ints(xs):
+    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+
+
+def broadcast_shapes(a, b):
+    """The numpy broadcast of shapes ``a`` and ``b`` (ValueError if none)."""
+    ra, rb = list(a), list(b)
+    n = max(len(ra), len(rb))
+    ra = [1] * (n - len(ra)) + ra
+    rb = [1] * (n - len(rb)) + rb
+    out = []
+    for x, y in zip(ra, rb):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
+        out.append(y if x == 1 else x)
+    return out
+
+
+class Value:
+    """An SSA value: its shape, element type and defining op (None for a
+    function argument)."""
+
+    def __init__(self, shape, dtype, op=None, arg=None):
+        self.shape = [int(d) for d in shape]
+        self.dtype = dtype
+        self.op = op
+        self.arg = arg
+        self.name = None          # assigned when printed
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def numel(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def type(self):
+        return _fmt_shape(self.shape, self.dtype)
+
+    def __repr__(self):
+        return f"Value({self.type})"
+
+
+class Op:
+    """One recorded op. ``fmt`` renders its text from the printed operand
+    names: ``fmt(names) -> str`` (everything after ``%r = ``)."""
+
+    def __init__(self, kind, operands, result, fmt, loc=None, attrs=None):
+        self.kind = kind
+        self.operands = list(operands)
+        self.result = result
+        self.fmt = fmt
+        self.loc = loc
+        self.attrs = attrs or {}
+        result.op = self
+
+
+class Argument:
+    """A function argument: a real input (``param`` None) or a parameter
+    named ``param`` with its numpy ``data``."""
+
+    def __init__(self, value, name, param=None, data=None):
+        self.value, self.name, self.param, self.data = value, name, param, data
+
+
+class Builder:
+    """Collects the arguments, ops and results of one graph function."""
+
+    def __init__(self, func_name="main"):
+        self.func_name = func_name
+        self.args = []
+        self.ops = []
+        self.results = []
+        self._params = {}
+        self.loc = None           # location given to the ops recorded next
+
+    # --- arguments -------------------------------------------------------
+
+    def input(self, shape, dtype, name=None):
+        v = Value(shape, dtype)
+        a = Argument(v, name or f"input{len(self.inputs())}")
+        v.arg = a
+        self.args.append(a)
+        return v
+
+    def inputs(self):
+        return [a for a in self.args if a.param is None]
+
+    def params(self):
+        return [a for a in self.args if a.param is not None]
+
+    def param(self, name, data, dtype):
+        """A parameter argument holding ``data`` (converted to ``dtype``);
+        one argument per distinct name (a second call with the same name and
+        equal data returns the first)."""
+        # bf16 data is kept as float32 here and rounded when written.
+        npdt = np.float32 if dtype == "bf16" else NUMPY_OF[dtype]
+        data = np.ascontiguousarray(np.asarray(data).astype(npdt))
+        if name in self._params:
+            old = self._params[name]
+            if old.data.shape == data.shape and old.data.dtype == data.dtype \
+                    and np.array_equal(old.data, data):
+                return old.value
+            i = 1
+            while f"{name}.{i}" in self._params:
+                i += 1
+            name = f"{name}.{i}"
+        v = Value(data.shape, dtype)
+        a = Argument(v, name, param=name, data=data)
+        v.arg = a
+        self.args.append(a)
+        self._params[name] = a
+        return v
+
+    def weights(self):
+        """The parameters' data for write_safetensors, in argument order."""
+        from .safetensors import f32_to_bf16_bits
+        out = {}
+        for a in self.params():
+            if a.value.dtype == "bf16":
+                out[a.param] = (f32_to_bf16_bits(a.data), "BF16")
+            else:
+                out[a.param] = a.data
+        return out
+
+    def output(self, value):
+        self.results.append(value)
+
+    # --- recording -------------------------------------------------------
+
+    def _op(self, kind, operands, shape, dtype, fmt, attrs=None):
+        r = Value(shape, dtype)
+        self.ops.append(Op(kind, operands, r, fmt, self.loc, attrs))
+        return r
+
+    def constant(self, value, dtype, shape=()):
+        """A splat constant (``arith.constant dense<v>``), scalar by default."""
+        if dtype in FLOAT_TYPES:
+            lit = _fmt_float(value)
+        elif dtype == "i1":
+            lit = "true" if value else "false"
+        else:
+            lit = str(int(value))
+        t = _fmt_shape(shape, dtype)
+        return self._op("constant", [], shape, dtype,
+                        lambda n: f"arith.constant dense<{lit}> : {t}",
+                        attrs={"value": float(value)})
+
+    # --- elementwise -----------------------------------------------------
+
+    def binary(self, kind, a, b):
+        assert a.dtype == b.dtype, (kind, a, b)
+        shape = broadcast_shapes(a.shape, b.shape)
+        return self._op(kind, [a, b], shape, a.dtype,
+                        lambda n: f"kgraph.{kind} {n[0]}, {n[1]} : {a.type}, {b.type}")
+
+    def unary(self, kind, x, attr="", attrs=None):
+        return self._op(kind, [x], x.shape, x.dtype,
+                        lambda n: f"kgraph.{kind} {n[0]}{attr} : {x.type}",
+                        attrs=attrs or {"approximate": "approximate" in attr})
+
+    def clamp(self, x, lo, hi):
+        attr = (f" {{max = {_fmt_float(hi)} : f64, "
+                f"min = {_fmt_float(lo)} : f64}}")
+        return self.unary("clamp", x, attr, attrs={"min": lo, "max": hi})
+
+    def cast(self, x, dtype):
+        if dtype == x.dtype:
+            return x
+        out = _fmt_shape(x.shape, dtype)
+        return self._op("cast", [x], x.shape, dtype,
+                        lambda n: f"kgraph.cast {n[0]} : {x.type} to {out}")
+
+    # --- structured ------------------------------------------------------
+
+    def matmul(self, a, b, result_dtype=None):
+        """``a @ b`` for rank-2 or rank-3 (same batch) operands; an operand
+        produced by a transpose of its last two dims becomes a flag."""
+        a, ta = self._split_last2_transpose(a)
+        b, tb = self._split_last2_transpose(b)
+        m = a.shape[-1] if ta else a.shape[-2]
+        k = a.shape[-2] if ta else a.shape[-1]
+        kb = b.shape[-1] if tb else b.shape[-2]
+        n = b.shape[-2] if tb else b.shape[-1]
+        assert k == kb and a.rank == b.rank and a.rank in (2, 3), (a, b)
+        shape = ([a.shape[0]] if a.rank == 3 else []) + [m, n]
+        rd = result_dtype or a.dtype
+        flags = []
+        if ta:
+            flags.append("transpose_a")
+        if tb:
+            flags.append("transpose_b")
+        fl = (" {" + ", ".join(flags) + "}") if flags else ""
+        out = _fmt_shape(shape, rd)
+        return self._op("matmul", [a, b], shape, rd,
+                        lambda n: f"kgraph.matmul {n[0]}, {n[1]}{fl} : "
+                                  f"{a.type}, {b.type} -> {out}",
+                        attrs={"transpose_a": ta, "transpose_b": tb})
+
+    def _split_last2_transpose(self, v):
+        """(u, True) when ``v`` is ``u`` with its last two dims swapped: ``v``
+        is a transpose whose permutation swaps them last (the rest of the
+        permutation stays a transpose of its own, e.g. the head split of
+        attention); else (v, False)."""
+        if v.op is None or v.op.kind != "transpose" or v.rank < 2:
+            return v, False
+        p = list(v.op.attrs["permutation"])
+        if p[-1] < p[-2]:
+            inner = p[:-2] + [p[-1], p[-2]]
+            return self.transpose(v.op.operands[0], inner), True
+        return v, False
+
+    def conv2d(self, x, w, layout, strides, padding, dilations, groups):
+        """``padding`` is [top, bottom, left, right]."""
+        if layout == "nchw":
+            n, c, h, wd = x.shape
+            f, _, kh, kw = w.shape
+        else:
+            n, h, wd, c = x.shape
+            f, kh, kw, _ = w.shape
+        oh = (h + padding[0] + padding[1] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+        ow = (wd + padding[2] + padding[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+        shape = [n, f, oh, ow] if layout == "nchw" else [n, oh, ow, f]
+        attrs = []
+        if layout != "nchw":
+            attrs.append(f"layout = {layout}")
+        if list(strides) != [1, 1]:
+            attrs.append(f"strides = {_ints(strides)}")
+        if list(padding) != [0, 0, 0, 0]:
+            attrs.append(f"padding = {_ints(padding)}")
+        if list(dilations) != [1, 1]:
+            attrs.append(f"dilations = {_ints(dilations)}")
+        if groups != 1:
+            attrs.append(f"groups = {int(groups)}")
+        at = (" " + " ".join(attrs)) if attrs else ""
+        out = _fmt_shape(shape, x.dtype)
+        return self._op("conv2d", [x, w], shape, x.dtype,
+                        lambda n_: f"kgraph.conv2d {n_[0]}, {n_[1]}{at} : "
+                                   f"{x.type}, {w.type} -> {out}",
+                        attrs={"layout": layout, "strides": list(strides),
+                               "padding": list(padding), "dilations": list(dilations),
+                               "groups": int(groups)})
+
+    def pool2d(self, kind, x, kernel, strides, padding, layout):
+        if layout == "nchw":
+            n, c, h, w = x.shape
+        else:
+            n, h, w, c = x.shape
+        oh = (h + padding[0] + padding[1] - kernel[0]) // strides[0] + 1
+        ow = (w + padding[2] + padding[3] - kernel[1]) // strides[1] + 1
+        shape = [n, c, oh, ow] if layout == "nchw" else [n, oh, ow, c]
+        attrs = [f"kernel = {_ints(kernel)}"]
+        if list(strides) != [1, 1]:
+            attrs.append(f"strides = {_ints(strides)}")
+        if list(padding) != [0, 0, 0, 0]:
+            attrs.append(f"padding = {_ints(padding)}")
+        if layout != "nchw":
+            attrs.append(f"layout = {layout}")
+        at = " ".join(attrs)
+        return self._op("pool2d", [x], shape, x.dtype,
+                        lambda n_: f"kgraph.pool2d {kind} {n_[0]} {at} : {x.type}",
+                        attrs={"kind": kind, "kernel": list(kernel), "strides": list(strides),
+                               "padding": list(padding), "layout": layout})
+
+    def reduce(self, kind, x, axes, keep_dims=False):
+        axes = sorted({a % x.rank for a in axes}) if x.rank else []
+        if not axes:
+            return x
+        if keep_dims:
+            shape = [1 if i in axes else d for i, d in enumerate(x.shape)]
+        else:
+            shape = [d for i, d in enumerate(x.shape) if i not in axes]
+        kd = " keep_dims" if keep_dims else ""
+        return self._op("reduce", [x], shape, x.dtype,
+                        lambda n: f"kgraph.reduce {kind} {n[0]} axes = "
+                                  f"{_ints(axes)}{kd} : {x.type}",
+                        attrs={"kind": kind, "axes": axes, "keep_dims": keep_dims})
+
+    # --- data movement ---------------------------------------------------
+
+    def reshape(self, x, shape):
+        shape = [int(d) for d in shape]
+        assert int(np.prod(shape, dtype=np.int64)) == x.numel, (x, shape)
+        while x.op is not None and x.op.kind == "reshape":
+            x = x.op.operands[0]
+        if shape == x.shape:
+            return x
+        out = _fmt_shape(shape, x.dtype)
+        return self._op("reshape", [x], shape, x.dtype,
+                        lambda n: f"kgraph.reshape {n[0]} : {x.type} to {out}")
+
+    def transpose(self, x, perm):
+        perm = [int(p) % max(x.rank, 1) for p in perm]
+        assert sorted(perm) == list(range(x.rank)), (x, perm)
+        if x.op is not None and x.op.kind == "transpose":
+            inner = x.op.attrs["permutation"]
+            x = x.op.operands[0]
+            perm = [inner[p] for p in perm]
+        shape = [x.shape[p] for p in perm]
+        if perm == list(range(x.rank)):
+            return x
+        moved = [p for p in perm if x.shape[p] != 1]
+        if moved == sorted(moved):
+            return self.reshape(x, shape)
+        return self._op("transpose", [x], shape, x.dtype,
+                        lambda n: f"kgraph.transpose {n[0]}, permutation = "
+                                  f"{_ints(perm)} : {x.type}",
+                        attrs={"permutation": perm})
+
+    def slice(self, x, offsets, sizes, strides):
+        if list(offsets) == [0] * x.rank and list(sizes) == x.shape and \
+                list(strides) == [1] * x.rank:
+            return x
+        return self._op("slice", [x], sizes, x.dtype,
+                        lambda n: f"kgraph.slice {n[0]} offsets = {_ints(offsets)} "
+                                  f"sizes = {_ints(sizes)} strides = "
+                                  f"{_ints(strides)} : {x.type}",
+                        attrs={"offsets": list(offsets), "sizes": list(sizes),
+                               "strides": list(strides)})
+
+    def concat(self, xs, axis):
+        if len(xs) == 1:
+            return xs[0]
+        shape = list(xs[0].shape)
+        shape[axis] = sum(v.shape[axis] for v in xs)
+        types = ", ".join(v.type for v in xs)
+        return self._op("concat", xs, shape, xs[0].dtype,
+                        lambda n: f"kgraph.concat {', '.join(n)} axis = {axis} : {types}",
+                        attrs={"axis": axis})
+
+    def broadcast_to(self, x, shape):
+        shape = [int(d) for d in shape]
+        if shape == x.shape:
+            return x
+        out = _fmt_shape(shape, x.dtype)
+        return self._op("broadcast_to", [x], shape, x.dtype,
+                        lambda n: f"kgraph.broadcast_to {n[0]} : {x.type} to {out}")
+
+    # --- printing --------------------------------------------------------
+
+    def live_ops(self):
+        """The recorded ops the results depend on, in order."""
+        live = set()
+        stack = list(self.results)
+        while stack:
+            v = stack.pop()
+            if v.op is None or id(v.op) in live:
+                continue
+            live.add(id(v.op))
+            stack.extend(v.op.operands)
+        return [op for op in self.ops if id(op) in live]
+
+    def used_args(self):
+        used = set()
+        for op in self.live_ops():
+            for v in op.operands:
+                if v.arg is not None:
+                    used.add(id(v.arg))
+        for v in self.results:
+            if v.arg is not None:
+                used.add(id(v.arg))
+        return used
+
+    def function_text(self):
+        used = self.used_args()
+        # Parameters nothing uses (e.g. a folded batch norm's statistics) are
+        # left out; real inputs always stay, in their order.
+        args = [a for a in self.args if a.param is None or id(a) in used]
+        self.args = args
+        self._params = {a.param: a for a in args if a.param is not None}
+        lines = []
+        sig = []
+        for i, a in enumerate(args):
+            a.value.name = f"%arg{i}"
+            attr = f' {{kgraph.param = "{a.param}"}}' if a.param else ""
+            sig.append(f"{a.value.name}: {a.value.type}{attr}")
+        rtypes = ", ".join(v.type for v in self.results)
+        if len(self.results) != 1:
+            rtypes = f"({rtypes})"
+        lines.append(f"  func.func @{self.func_name}(" + ", ".join(sig) +
+                     f") -> {rtypes} {{")
+        for i, op in enumerate(self.live_ops()):
+            op.result.name = f"%{i}"
+            text = op.fmt([v.name for v in op.operands])
+            loc = _fmt_loc(op.loc)
+            lines.append(f"    {op.result.name} = {text}{loc}")
+        names = ", ".join(v.name for v in self.results)
+        types = ", ".join(v.type for v in self.results)
+        lines.append(f"    return {names} : {types}")
+        lines.append("  }")
+        return "\n".join(lines)
+
+    def module_text(self, weights_file=None, header=""):
+        body = self.function_text()
+        attr = ""
+        if weights_file and self.params():
+            attr = f' attributes {{kgraph.weights = "{_escape(weights_file)}"}}'
+        return f"{header}module{attr} {{\n{body}\n}}\n"
+
+    def op_counts(self):
+        counts = {}
+        for op in self.live_ops():
+            counts[op.kind] = counts.get(op.kind, 0) + 1
+        return counts
+
+
+def _fmt_loc(loc):
+    """`` loc("name")`` or `` loc("name"("file":line:0))`` for a location given
+    as a name or (name, "file:line" or None); empty for None."""
+    if not loc:
+        return ""
+    if isinstance(loc, tuple):
+        name, where = loc
+    else:
+        name, where = loc, None
+    if where and ":" in where:
+        f, _, line = where.rpartition(":")
+        if line.isdigit():
+            return f' loc("{_escape(name)}"("{_escape(f)}":{line}:0))'
+    return f' loc("{_escape(name)}")'
+
+
+def _escape(s):
+    return str(s).replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,654 @@
+"""Model-level ops on logical tensors, shared by the PyTorch and ONNX importers.
+
+A frontend sees the model's own semantics: activations in the model's layout
+(NCHW for 4-D tensors), weights as numpy arrays. :class:`Lowering` maps each
+model op onto :class:`~kgraph.importers.builder.Builder` calls and handles
+what is not one-to-one:
+
+- **constants**: weights and other constant tensors stay numpy arrays
+  (:class:`T` with ``data``) until an op needs them; data movement on
+  constants (reshape, transpose, slice, concat, casts) is folded in numpy, a
+  constant scalar becomes a splat ``arith.constant``, any other constant a
+  parameter (``kgraph.param``) named after its source;
+- **layout**: with ``layout="nhwc"`` every 4-D activation is stored NHWC
+  (``T.nhwc``, logical shape still NCHW), convolution filters are permuted to
+  ``[F, KH, KW, C]`` at import, per-channel constants are reshaped to ``[C]``
+  and axes are remapped; a reshape or transpose that needs the NCHW element
+  order transposes back first (not needed when H*W == 1, as after a global
+  pool);
+- **dtype**: with ``dtype`` set, every float parameter, input and cast target
+  becomes that type;
+- **batch norm** in eval mode folds into the convolution it follows (a
+  convolution is emitted lazily, at its first use, so a batch norm can still
+  fold into it); elsewhere it is a multiply and an add by per-channel
+  constants;
+- softmax, layer norm, silu and the like are decomposed into kgraph ops.
+
+Anything it cannot map raises :class:`Unsupported` with a reason; the
+frontends collect those per node (docs/importers.md).
+"""
+
+import math
+
+import numpy as np
+
+from .builder import FLOAT_TYPES, Builder
+
+#: NCHW logical axis -> NHWC physical axis.
+_TO_PHYS = [0, 3, 1, 2]
+#: NHWC physical axis -> NCHW logical axis.
+_TO_LOGICAL = [0, 2, 3, 1]
+
+
+#: numpy forms of the unary ops, for folding them on constants.
+_NP_UNARY = {"relu": lambda a: np.maximum(a, 0), "neg": np.negative, "abs": np.abs,
+             "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+             "rsqrt": lambda a: 1.0 / np.sqrt(a), "tanh": np.tanh,
+             "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
+
+
+class Unsupported(Exception):
+    """A model op (or a form of one) that has no kgraph mapping."""
+
+
+class T:
+    """A logical tensor: a constant (``data``, a numpy array, optionally a
+    parameter ``name``) or an IR value (``val``). ``shape`` is the logical
+    shape; ``nhwc`` says a 4-D value is stored as [N, H, W, C]."""
+
+    __slots__ = ("shape", "dtype", "val", "nhwc", "data", "name",
+                 "conv", "transposed_of")
+
+    def __init__(self, shape, dtype, val=None, nhwc=False, data=None,
+                 name=None, conv=None, transposed_of=None):
+        self.shape = [int(d) for d in shape]
+        self.dtype = dtype
+        self.val, self.nhwc, self.data, self.name = val, nhwc, data, name
+        self.conv = conv                  # pending convolution (_Conv)
+        self.transposed_of = transposed_of
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def is_const(self):
+        return self.data is not None
+
+    def __repr__(self):
+        what = "const" if self.is_const else ("nhwc" if self.nhwc else "value")
+        return f"T({what} {self.shape} {self.dtype})"
+
+
+class _Conv:
+    """A convolution not emitted yet: batch norm may still fold into it."""
+
+    def __init__(self, x, w, b, wname, bname, strides, padding, dilations, groups):
+        self.x, self.w, self.b = x, w, b
+        self.wname, self.bname = wname, bname
+        self.strides, self.padding = strides, padding
+        self.dilations, self.groups = dilations, groups
+        self.emitted = None
+        self.loc = None               # the location of the model op
+
+
+_NP_DTYPE_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+                   np.dtype(np.float64): "f32", np.dtype(np.int32): "i32",
+                   np.dtype(np.int64): "i32", np.dtype(np.int8): "i8",
+                   np.dtype(np.bool_): "i1", np.dtype(np.uint8): "i32",
+                   np.dtype(np.int16): "i32"}
+
+
+def np_dtype_name(a):
+    return _NP_DTYPE_NAMES.get(np.asarray(a).dtype, "f32")
+
+
+class Lowering:
+    """See the module docstring. ``dtype``: None (keep the model's) or a
+    kgraph float type; ``layout``: "nchw" or "nhwc"."""
+
+    def __init__(self, dtype=None, layout="nchw"):
+        if layout not in ("nchw", "nhwc"):
+            raise ValueError(f"layout must be nchw or nhwc, got {layout!r}")
+        self.b = Builder()
+        self.dtype = dtype
+        self.layout = layout
+        self._const_count = 0
+
+    # --- dtypes ----------------------------------------------------------
+
+    def float_type(self, dt):
+        """The type a float of model type ``dt`` gets in the IR."""
+        if dt in FLOAT_TYPES and self.dtype is not None:
+            return self.dtype
+        return dt
+
+    # --- inputs, constants, outputs -------------------------------------
+
+    def input(self, shape, dtype, name=None):
+        dt = self.float_type(dtype)
+        if self.layout == "nhwc" and len(shape) == 4:
+            n, c, h, w = shape
+            v = self.b.input([n, h, w, c], dt, name)
+            return T(shape, dt, val=v, nhwc=True)
+        return T(shape, dt, val=self.b.input(shape, dt, name))
+
+    def const(self, data, name=None):
+        """A constant tensor; ``name`` makes it a named parameter when it
+        reaches the IR. Python scalars are 0-d constants."""
+        a = np.asarray(data)
+        if a.dtype == np.float64:
+            a = a.astype(np.float32)
+        return T(a.shape, np_dtype_name(a), data=a, name=name)
+
+    def output(self, t):
+        """A result; with layout nhwc every 4-D result is returned NHWC."""
+        if self.layout == "nhwc" and t.rank == 4:
+            self.b.output(self.phys_nhwc(t))
+        else:
+            self.b.output(self.value(t))
+
+    def _param_name(self, t, suffix=""):
+        if t.name:
+            return t.name + suffix
+        self._const_count += 1
+        return f"const.{self._const_count}{suffix}"
+
+    def _const_value(self, t, dtype, shape=None, nhwc=False):
+        """The IR value of constant ``t`` in ``dtype`` (a splat constant
+        when all its elements are equal and it is small, else a parameter)."""
+        data = t.data
+        if nhwc:
+            data = np.transpose(data, [0, 2, 3, 1])
+        if shape is not None:
+            data = data.reshape(shape)
+        if data.size == 1 and not t.name:
+            return self.b.constant(data.reshape(-1)[0].item(), dtype, list(data.shape))
+        suffix = ".nhwc" if nhwc else ""
+        return self.b.param(self._param_name(t, suffix), data, dtype)
+
+    def value(self, t, keep_nhwc=False, dtype=None):
+        """The IR value of ``t`` with its logical shape (an NHWC value is
+        transposed back to NCHW unless ``keep_nhwc``)."""
+        if t.is_const:
+            dt = dtype or (self.float_type(t.dtype))
+            return self._const_value(t, dt)
+        if t.conv is not None:
+            self._emit_conv(t)
+        if t.nhwc and not keep_nhwc:
+            return self.b.transpose(t.val, [0, 3, 1, 2])
+        return t.val
+
+    def phys_nhwc(self, t):
+        """The IR value of a logical 4-D (or lower rank, aligned to 4-D by
+        numpy rules) ``t`` in NHWC order."""
+        if t.is_const:
+            data = t.data.reshape([1] * (4 - t.rank) + list(t.shape))
+            return self._const_value(T(data.shape, t.dtype, data=data, name=t.name),
+                                     self.float_type(t.dtype), nhwc=True)
+        if t.conv is not None:
+            self._emit_conv(t)
+        if t.nhwc:
+            return t.val
+        v = self.b.reshape(t.val, [1] * (4 - t.rank) + list(t.shape))
+        return self.b.transpose(v, [0, 2, 3, 1])
+
+    def rowmajor(self, t):
+        """An IR value whose elements are ``t``'s in logical row-major order
+        (its shape may differ from ``t.shape`` by a reshape)."""
+        if not t.is_const and t.nhwc:
+            if t.conv is not None:
+                self._emit_conv(t)
+            n, c, h, w = t.shape
+            if h * w == 1 or c == 1:
+                return t.val
+        return self.value(t)
+
+    def _wrap(self, v, nhwc=False, shape=None):
+        if nhwc:
+            n, h, w, c = v.shape
+            return T([n, c, h, w], v.dtype, val=v, nhwc=True)
+        return T(shape if shape is not None else v.shape, v.dtype, val=v)
+
+    # --- convolution and batch norm --------------------------------------
+
+    def conv2d(self, x, w, b=None, strides=(1, 1), padding=(0, 0, 0, 0),
+               dilations=(1, 1), groups=1):
+        """``padding`` is [top, bottom, left, right]."""
+        if x.rank != 4:
+            raise Unsupported(f"convolution of a rank-{x.rank} input (only 2-D "
+                              f"convolution of [N, C, H, W] is supported)")
+        if not w.is_const:
+            raise Unsupported("convolution whose filter is computed, not a weight")
+        if w.data.ndim != 4:
+            raise Unsupported(f"convolution with a rank-{w.data.ndim} filter")
+        if b is not None and not b.is_const:
+            raise Unsupported("convolution whose bias is computed, not a weight")
+        f = w.data.shape[0]
+        n, c, h, wd = x.shape
+        kh, kw = w.data.shape[2:]
+        oh = (h + padding[0] + padding[1] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+        ow = (wd + padding[2] + padding[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+        conv = _Conv(x, w.data.astype(np.float32),
+                     None if b is None else b.data.astype(np.float32).reshape(-1),
+                     self._param_name(w), None if b is None else self._param_name(b),
+                     list(strides), list(padding), list(dilations), int(groups))
+        conv.loc = self.b.loc
+        return T([n, f, oh, ow], self.float_type(x.dtype), conv=conv,
+                 nhwc=self.layout == "nhwc")
+
+    def _emit_conv(self, t):
+        c = t.conv
+        if c.emitted is None:
+            loc, self.b.loc = self.b.loc, c.loc
+            dt = self.float_type(c.x.dtype)
+            if self.layout == "nhwc":
+                x = self.phys_nhwc(c.x)
+                w = self.b.param(c.wname, np.transpose(c.w, [0, 2, 3, 1]), dt)
+            else:
+                x = self.value(c.x)
+                w = self.b.param(c.wname, c.w, dt)
+            if x.dtype != w.dtype:
+                raise Unsupported(f"convolution of {x.dtype} input with {w.dtype} filter")
+            y = self.b.conv2d(x, w, self.layout, c.strides, c.padding,
+                              c.dilations, c.groups)
+            if c.b is not None:
+                shape = [c.b.size] if self.layout == "nhwc" else [c.b.size, 1, 1]
+                y = self.b.binary("add", y, self.b.param(c.bname, c.b.reshape(shape), dt))
+            c.emitted = y
+            self.b.loc = loc
+        t.val = c.emitted
+        t.conv = None
+
+    def batch_norm(self, x, mean, var, weight, bias, eps):
+        """Eval-mode batch norm over dim 1 (statistics are constants)."""
+        for name, s in (("running mean", mean), ("running var", var),
+                        ("weight", weight), ("bias", bias)):
+            if s is not None and not s.is_const:
+                raise Unsupported(f"batch norm whose {name} is computed")
+        var_d = var.data.astype(np.float64)
+        scale = 1.0 / np.sqrt(var_d + eps)
+        if weight is not None:
+            scale = scale * weight.data.astype(np.float64)
+        shift = -mean.data.astype(np.float64) * scale
+        if bias is not None:
+            shift = shift + bias.data.astype(np.float64)
+        if x.conv is not None:
+            c = x.conv
+            w = (c.w.astype(np.float64) * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+            b0 = c.b.astype(np.float64) if c.b is not None else 0.0
+            b = (b0 * scale + shift).astype(np.float32)
+            bname = c.bname or (c.wname[:-len(".weight")] + ".bias"
+                                if c.wname.endswith(".weight") else c.wname + ".bias")
+            bname = (bias.name if bias is not None and bias.name else bname)
+            folded = _Conv(c.x, w, b, c.wname + (".bn" if c.emitted else ""),
+                           bname, c.strides, c.padding, c.dilations, c.groups)
+            folded.loc = c.loc
+            return T(x.shape, x.dtype, conv=folded, nhwc=x.nhwc)
+        if x.rank < 2:
+            raise Unsupported(f"batch norm of a rank-{x.rank} tensor")
+        bshape = [-1] + [1] * (x.rank - 2)
+        sname = (weight.name if weight is not None and weight.name else None)
+        s = self.const(scale.astype(np.float32).reshape(bshape),
+                       name=(sname + ".scale") if sname else None)
+        h = self.const(shift.astype(np.float32).reshape(bshape),
+                       name=(bias.name + ".shift") if bias is not None and bias.name else None)
+        return self.binary("add", self.binary("mul", x, s), h)
+
+    # --- elementwise -----------------------------------------------------
+
+    def _common_dtype(self, ts):
+        """The IR element type of an elementwise op over ``ts``: a float
+        type if any computed operand is a float (integers are promoted, as
+        torch does), else the first computed operand's; constants take it."""
+        computed = [self.float_type(t.dtype) for t in ts if not t.is_const]
+        floats = [d for d in computed if d in FLOAT_TYPES]
+        if floats:
+            return floats[0]
+        if computed:
+            if any(t.is_const and t.dtype in FLOAT_TYPES for t in ts):
+                return self.float_type("f32")       # int tensor * 0.5
+            return computed[0]
+        return self.float_type(ts[0].dtype)
+
+    def binary(self, kind, a, b):
+        if a.is_const and b.is_const:
+            if kind == "div" and np.issubdtype(a.data.dtype, np.integer) and \
+                    np.issubdtype(b.data.dtype, np.integer):
+                # Integer division truncates (ONNX Div; shape arithmetic).
+                q = np.trunc(np.true_divide(a.data, b.data))
+                return self.const(q.astype(np.result_type(a.data, b.data)))
+            fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                  "div": np.divide, "max": np.maximum, "min": np.minimum,
+                  "pow": np.power}[kind]
+            return self.const(fn(a.data, b.data))
+        dt = self._common_dtype([a, b])
+        if kind == "div" and dt not in FLOAT_TYPES:
+            raise Unsupported("integer division (torch rounds it differently)")
+        # x / c on floats is x * (1/c): a multiply by a splat fuses into more
+        # kernel prologues than a division.
+        if kind == "div" and b.is_const and b.data.size == 1 and not b.name:
+            return self.binary("mul", a, self.const(np.float32(1.0) / b.data.astype(np.float32)))
+        if a.nhwc or b.nhwc:
+            if a.rank > 4 or b.rank > 4:
+                raise Unsupported("broadcast of an NHWC tensor to rank > 4")
+            va = self._nhwc_operand(a, dt)
+            vb = self._nhwc_operand(b, dt)
+            return self._wrap(self.b.binary(kind, va, vb), nhwc=True)
+        va = self._operand(a, dt)
+        vb = self._operand(b, dt)
+        return self._wrap(self.b.binary(kind, va, vb))
+
+    def _operand(self, t, dt):
+        if t.is_const:
+            return self._const_value(t, dt)
+        return self.b.cast(self.value(t), dt) if self.value(t).dtype != dt else self.value(t)
+
+    def _nhwc_operand(self, t, dt):
+        if t.is_const:
+            if t.rank == 0:
+                return self._const_value(t, dt)
+            data = t.data.reshape([1] * (4 - t.rank) + list(t.shape))
+            data = np.transpose(data, [0, 2, 3, 1])
+            # Drop leading 1s so a per-channel constant is a plain [C].
+            shape = list(data.shape)
+            while len(shape) > 1 and shape[0] == 1:
+                shape.pop(0)
+            return self._const_value(T(data.shape, t.dtype, data=data, name=t.name),
+                                     dt, shape=shape)
+        v = self.phys_nhwc(t)
+        return self.b.cast(v, dt) if v.dtype != dt else v
+
+    def unary(self, kind, x, attr=""):
+        if x.is_const and kind in _NP_UNARY:
+            return self.const(_NP_UNARY[kind](x.data.astype(np.float64)).astype(
+                x.data.dtype if x.dtype in FLOAT_TYPES else np.float32))
+        if x.is_const:
+            raise Unsupported(f"{kind} of a constant")
+        v = self.value(x, keep_nhwc=True)
+        if kind not in ("relu", "neg", "abs", "clamp") and v.dtype not in FLOAT_TYPES:
+            raise Unsupported(f"{kind} of an integer tensor")
+        return self._like(x, self.b.unary(kind, v, attr))
+
+    def _like(self, x, v):
+        return self._wrap(v, nhwc=x.nhwc, shape=None if x.nhwc else x.shape)
+
+    def clamp(self, x, lo, hi):
+        v = self.value(x, keep_nhwc=True)
+        lo = -math.inf if lo is None else float(lo)
+        hi = math.inf if hi is None else float(hi)
+        if lo == 0.0 and hi == math.inf:
+            return self._like(x, self.b.unary("relu", v))
+        lo = max(lo, -3.0e38)
+        hi = min(hi, 3.0e38)
+        return self._like(x, self.b.clamp(v, lo, hi))
+
+    def silu(self, x):
+        return self.binary("mul", x, self.unary("sigmoid", x))
+
+    def gelu(self, x, approximate=False):
+        return self.unary("gelu", x, " {approximate}" if approximate else "")
+
+    def cast(self, x, dtype):
+        if x.is_const:
+            np_t = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
+                    "i32": np.int32, "i8": np.int8, "i1": np.bool_}[dtype]
+            return self.const(x.data.astype(np_t), name=x.name)
+        dt = self.float_type(dtype)
+        v = self.value(x, keep_nhwc=True)
+        if dt == "i1" or v.dtype == "i1":
+            raise Unsupported(f"cast from {v.dtype} to {dt} (kgraph.cast has no i1)")
+        return self._like(x, self.b.cast(v, dt))
+
+    # --- GEMM ------------------------------------------------------------
+
+    def _mm_operand(self, t, dt):
+        """An operand of a matmul; a constant that is a transpose of a named
+        2-D weight stays that weight (the matmul gets a transpose flag)."""
+        if t.is_const and t.transposed_of is not None and t.rank == 2:
+            w = self._const_value(t.transposed_of, dt)
+            return self.b.transpose(w, [1, 0])
+        if t.is_const:
+            return self._const_value(t, dt)
+        v = self.value(t)
+        return self.b.cast(v, dt) if v.dtype != dt else v
+
+    def matmul(self, a, b):
+        """torch.matmul / ONNX MatMul semantics for rank >= 1 operands."""
+        dt = self._common_dtype([a, b])
+        if a.rank == 1 or b.rank == 1:
+            a2 = a if a.rank > 1 else self.reshape(a, [1] + a.shape)
+            b2 = b if b.rank > 1 else self.reshape(b, b.shape + [1])
+            r = self.matmul(a2, b2)
+            shape = r.shape[:]
+            if a.rank == 1:
+                shape.pop(-2)
+            if b.rank == 1:
+                shape.pop(-1)
+            return self.reshape(r, shape)
+        if a.rank == 2 and b.rank == 2:
+            return self._wrap(self.b.matmul(self._mm_operand(a, dt), self._mm_operand(b, dt)))
+        if b.rank == 2:
+            # [..., M, K] x [K, N]: fold the batch dims into M.
+            lead = a.shape[:-1]
+            a2 = self.reshape(a, [int(np.prod(lead)), a.shape[-1]])
+            r = self.matmul(a2, b)
+            return self.reshape(r, lead + [r.shape[-1]])
+        batch = [int(x) for x in np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))]
+        if list(a.shape[:-2]) != batch or list(b.shape[:-2]) != batch:
+            raise Unsupported(f"batched matmul that broadcasts batch dims "
+                              f"({a.shape} x {b.shape})")
+        nb = int(np.prod(batch))
+        a3 = self.reshape(a, [nb] + a.shape[-2:])
+        b3 = self.reshape(b, [nb] + b.shape[-2:])
+        r = self._wrap(self.b.matmul(self._mm_operand(a3, dt), self._mm_operand(b3, dt)))
+        return self.reshape(r, batch + r.shape[-2:])
+
+    def linear(self, x, w, bias=None):
+        """``x @ w.T + bias`` (torch.nn.Linear)."""
+        y = self.matmul(x, self.transpose(w, [1, 0]))
+        if bias is not None:
+            y = self.binary("add", y, bias)
+        return y
+
+    def gemm(self, a, b, c=None, alpha=1.0, beta=1.0, trans_a=False, trans_b=False):
+        """ONNX Gemm / aten.addmm: ``alpha * op(a) @ op(b) + beta * c``."""
+        if trans_a:
+            a = self.transpose(a, [1, 0])
+        if trans_b:
+            b = self.transpose(b, [1, 0])
+        y = self.matmul(a, b)
+        if alpha != 1.0:
+            y = self.binary("mul", y, self.const(np.float32(alpha)))
+        if c is not None and beta != 0.0:
+            if beta != 1.0:
+                c = self.binary("mul", c, self.const(np.float32(beta))) if not c.is_const \
+                    else self.const(c.data * np.float32(beta), name=c.name)
+            y = self.binary("add", y, c)
+        return y
+
+    # --- data movement ---------------------------------------------------
+
+    def reshape(self, x, shape):
+        shape = list(int(d) for d in shape)
+        numel = int(np.prod(x.shape, dtype=np.int64))
+        if shape.count(-1) == 1:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            shape[shape.index(-1)] = numel // known if known else 0
+        if int(np.prod(shape, dtype=np.int64)) != numel:
+            raise Unsupported(f"reshape of {x.shape} to {shape}")
+        if x.is_const:
+            return T(shape, x.dtype, data=x.data.reshape(shape), name=x.name)
+        if shape == x.shape:
+            return x
+        return self._wrap(self.b.reshape(self.rowmajor(x), shape), shape=shape)
+
+    def transpose(self, x, perm):
+        perm = [int(p) % max(x.rank, 1) for p in perm]
+        if x.is_const:
+            t = T([x.shape[p] for p in perm], x.dtype,
+                  data=np.ascontiguousarray(np.transpose(x.data, perm)),
+                  name=(x.name + ".T") if x.name else None)
+            if x.rank == 2 and perm == [1, 0] and x.name:
+                t.transposed_of = x
+            return t
+        if perm == list(range(x.rank)):
+            return x
+        if x.nhwc and perm == [0, 2, 3, 1]:
+            # The logical NHWC permutation of an NHWC value is its storage.
+            return self._wrap(self.value(x, keep_nhwc=True))
+        return self._wrap(self.b.transpose(self.value(x), perm))
+
+    def slice(self, x, axis, start, end, step=1):
+        axis %= x.rank
+        dim = x.shape[axis]
+        if step <= 0:
+            raise Unsupported(f"slice with step {step}")
+        start = max(0, min(dim, start + dim if start < 0 else start))
+        end = max(0, min(dim, end + dim if end < 0 else end))
+        size = max(0, (end - start + step - 1) // step)
+        if size == 0:
+            raise Unsupported("slice with no elements")
+        if x.is_const:
+            idx = [slice(None)] * x.rank
+            idx[axis] = slice(start, end, step)
+            nm = f"{x.name}[{axis}:{start}:{end}:{step}]" if x.name else None
+            data = np.ascontiguousarray(x.data[tuple(idx)])
+            return T(list(data.shape), x.dtype, data=data, name=nm)
+        if x.nhwc:
+            v = self.value(x, keep_nhwc=True)
+            pa = _TO_PHYS[axis]
+        else:
+            v = self.value(x)
+            pa = axis
+        offsets = [0] * v.rank
+        sizes = list(v.shape)
+        strides = [1] * v.rank
+        offsets[pa], sizes[pa], strides[pa] = start, size, step
+        r = self.b.slice(v, offsets, sizes, strides)
+        return self._wrap(r, nhwc=x.nhwc)
+
+    def split(self, x, sizes, axis):
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.slice(x, axis, start, start + s))
+            start += s
+        return out
+
+    def concat(self, xs, axis):
+        axis %= xs[0].rank
+        if all(t.is_const for t in xs):
+            return self.const(np.concatenate([t.data for t in xs], axis))
+        dt = self._common_dtype(xs)
+        if any(t.nhwc for t in xs) and xs[0].rank == 4:
+            vs = [self._nhwc_full(t, dt) for t in xs]
+            return self._wrap(self.b.concat(vs, _TO_PHYS[axis]), nhwc=True)
+        vs = [self._operand(t, dt) for t in xs]
+        return self._wrap(self.b.concat(vs, axis))
+
+    def _nhwc_full(self, t, dt):
+        if t.is_const:
+            return self._const_value(t, dt, nhwc=True)
+        v = self.phys_nhwc(t)
+        return self.b.cast(v, dt) if v.dtype != dt else v
+
+    def expand(self, x, shape):
+        shape = [x.shape[i - (len(shape) - x.rank)] if d == -1 else int(d)
+                 for i, d in enumerate(shape)]
+        if x.is_const:
+            return self.const(np.broadcast_to(x.data, shape).copy(), name=x.name)
+        if shape == x.shape:
+            return x
+        return self._wrap(self.b.broadcast_to(self.value(x), shape))
+
+    # --- reductions and pooling -----------------------------------------
+
+    def reduce(self, kind, x, axes, keep_dims=False):
+        axes = sorted({int(a) % max(x.rank, 1) for a in axes}) if x.rank else []
+        if x.is_const:
+            fn = {"sum": np.sum, "max": np.max, "mean": np.mean}[kind]
+            return self.const(np.asarray(fn(x.data, axis=tuple(axes), keepdims=keep_dims)))
+        if not axes:
+            return x
+        v = self.value(x, keep_nhwc=True)
+        if kind == "mean" and v.dtype not in FLOAT_TYPES:
+            raise Unsupported("mean of an integer tensor")
+        if x.nhwc:
+            paxes = [_TO_PHYS[a] for a in axes]
+            r = self.b.reduce(kind, v, paxes, keep_dims=False)
+            if keep_dims:
+                # Stored NHWC with the reduced dims as 1s.
+                full = [1 if i in paxes else d for i, d in enumerate(v.shape)]
+                return self._wrap(self.b.reshape(r, full), nhwc=True)
+            kept_logical = [a for a in range(4) if a not in axes]
+            kept_phys = [_TO_LOGICAL[p] for p in range(4) if p not in paxes]
+            perm = [kept_phys.index(a) for a in kept_logical]
+            return self._wrap(self.b.transpose(r, perm))
+        r = self.b.reduce(kind, v, axes, keep_dims=False)
+        if keep_dims:
+            full = [1 if i in axes else d for i, d in enumerate(x.shape)]
+            return self._wrap(self.b.reshape(r, full))
+        return self._wrap(r)
+
+    def pool2d(self, kind, x, kernel, strides, padding, ceil_mode=False,
+               count_include_pad=True, dilation=(1, 1)):
+        """``padding`` is [top, bottom, left, right]."""
+        if x.rank != 4:
+            raise Unsupported(f"{kind} pool of a rank-{x.rank} tensor")
+        if list(dilation) != [1, 1]:
+            raise Unsupported("dilated pooling")
+        if ceil_mode:
+            h, w = x.shape[2:]
+            for i, d in enumerate((h, w)):
+                full = (d + padding[2 * i] + padding[2 * i + 1] - kernel[i]) % strides[i]
+                if full != 0:
+                    raise Unsupported("pooling with ceil_mode that adds a window")
+        if kind == "avg" and count_include_pad and any(padding):
+            raise Unsupported("average pooling that counts padding (count_include_pad)")
+        if x.nhwc:
+            r = self.b.pool2d(kind, self.value(x, keep_nhwc=True), kernel, strides,
+                              padding, "nhwc")
+            return self._wrap(r, nhwc=True)
+        return self._wrap(self.b.pool2d(kind, self.value(x), kernel, strides,
+                                        padding, "nchw"))
+
+    def adaptive_avg_pool2d(self, x, output_size):
+        h, w = x.shape[2:]
+        oh, ow = [h if o is None else o for o in output_size]
+        if (oh, ow) == (1, 1):
+            return self.reduce("mean", x, [2, 3], keep_dims=True)
+        if h % oh == 0 and w % ow == 0:
+            k = [h // oh, w // ow]
+            return self.pool2d("avg", x, k, k, [0, 0, 0, 0])
+        raise Unsupported(f"adaptive average pool from {h}x{w} to {oh}x{ow}")
+
+    # --- decompositions --------------------------------------------------
+
+    def softmax(self, x, axis, log=False):
+        axis %= x.rank
+        v = self.value(x)
+        m = self.b.reduce("max", v, [axis], keep_dims=True)
+        s = self.b.binary("sub", v, m)
+        e = self.b.unary("exp", s)
+        z = self.b.reduce("sum", e, [axis], keep_dims=True)
+        if log:
+            return self._wrap(self.b.binary("sub", s, self.b.unary("log", z)))
+        return self._wrap(self.b.binary("div", e, z))
+
+    def layer_norm(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
+        k = len(normalized_shape)
+        if list(x.shape[-k:]) != list(normalized_shape):
+            raise Unsupported(f"layer norm over {list(normalized_shape)} of {x.shape}")
+        axes = list(range(x.rank - k, x.rank))
+        v = self.value(x)
+        dt = v.dtype
+        mean = self.b.reduce("mean", v, axes, keep_dims=True)
+        d = self.b.binary("sub", v, mean)
+        var = self.b.reduce("mean", self.b.binary("mul", d, d), axes, keep_dims=True)
+        r = self.b.unary("rsqrt", self.b.binary("add", var, self.b.constant(eps, dt)))
+        y = self._wrap(self.b.binary("mul", d, r))
+        if weight is not None:
+            y = self.binary("mul", y, weight)
+        if bias is not None:
+            y = self.binary("add", y, bias)
+        return y
