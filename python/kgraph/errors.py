@@ -56,3 +56,8 @@ class DTypeError(KGraphError, TypeError):
 class LayoutError(KGraphError, ValueError):
     """A preallocated output is not contiguous, not 16-byte aligned, or not
     writeable, or tensors live on different devices."""
+
+
+class WeightsError(PlanError):
+    """The weights file of a plan is unreadable or malformed, or a parameter
+    the plan needs is missing from it or has another dtype, shape or size."""
