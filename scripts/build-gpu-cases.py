@@ -13,7 +13,7 @@ output, the reference expression and how to compare. test/GPU/test_elementwise.p
 bench/ read it.
 
     scripts/build-gpu-cases.py build-rt/bin/kgraph-opt .gpu [--target sm_90a]
-        [--suite all|elementwise|matmul|conv|graphs|fuzz] [--fuzz-seed S]
+        [--suite all|elementwise|matmul|conv|graphs|fuzz|runtime] [--fuzz-seed S]
 
 Suites and their manifest sections: elementwise -> "cases" and "bench";
 matmul (test/GPU/cases/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
@@ -21,7 +21,9 @@ matmul (test/GPU/cases/matmul_cases.py) -> "matmul" and "matmul_bench"; conv
 compiled with --fuse, test/GPU/cases/graph_case.py and test/GPU/cases/graphs/*.py)
 -> "graphs" and "graphs_bench", each checked for its number of kernels; fuzz
 (a fresh seeded sample of random graphs with torch references,
-test/fuzz/gpu_cases.py, --fuzz-seed/--fuzz-count) -> "fuzz". The default builds all. Building one suite into a folder whose manifest.json has the
+test/fuzz/gpu_cases.py, --fuzz-seed/--fuzz-count) -> "fuzz"; runtime
+(test/GPU/cases/runtime_cases.py: several functions with parameters from a
+weights file, for CUDA graphs and profiles) -> "runtime". The default builds all. Building one suite into a folder whose manifest.json has the
 same target keeps the other suite's sections of that manifest.
 
 Cases marked optional (integer variants of ops that may be float-only) are
@@ -55,6 +57,7 @@ from case_common import case_files, func_mlir, ttype  # noqa: E402
 import conv_cases  # noqa: E402
 import graph_case  # noqa: E402
 import matmul_cases  # noqa: E402
+import runtime_cases  # noqa: E402
 sys.path.insert(0, os.path.join(_HERE, "..", "test", "fuzz"))
 import gpu_cases as fuzz_cases  # noqa: E402  (test/fuzz/gpu_cases.py)
 
@@ -423,6 +426,9 @@ def build_case(case, kgraph_opt, outdir, target, parse_only):
     mlir = os.path.join(outdir, case.name + ".mlir")
     with open(mlir, "w") as f:
         f.write(case.mlir())
+    # Files the module names (a weights file) are written beside it.
+    if hasattr(case, "prepare"):
+        case.prepare(outdir)
     rc, out = _run([kgraph_opt, mlir, "-o", os.devnull])
     if rc != 0:
         return ("unsupported" if case.optional else "error",
@@ -473,6 +479,8 @@ SUITES = {
     # Random graphs (test/fuzz/gpu_cases.py): a fresh seeded sample per build.
     "fuzz": (lambda: fuzz_cases.sample(FUZZ["seed"], FUZZ["count"]),
              lambda: [], "fuzz", "fuzz_bench"),
+    "runtime": (runtime_cases.all_cases, runtime_cases.bench_cases, "runtime",
+                "runtime_bench"),
 }
 
 

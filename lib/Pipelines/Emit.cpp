@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphDialect.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
 #include "kgraph/Target/ElementTypes.h"
@@ -119,52 +120,55 @@ std::string kgraph::avoidPtxasDefects(StringRef ptx) {
   return out;
 }
 
-LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
-                                     StringRef planPath) {
-  // The host function: the one that launches kernels.
-  SmallVector<func::FuncOp> hosts;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.getOps<gpu::LaunchFuncOp>().empty() ||
-        llvm::any_of(func.getArguments(), [&](BlockArgument a) {
-          return func.getArgAttr(a.getArgNumber(), kResultArgAttrName);
-        }))
-      hosts.push_back(func);
-  if (hosts.size() != 1)
-    return emitError(module.getLoc(), "expected exactly one graph function to emit, "
-                            "found ")
-           << hosts.size();
-  func::FuncOp host = hosts.front();
-
-  std::string ptx;
-  for (auto binary : module.getOps<gpu::BinaryOp>()) {
-    for (Attribute obj : binary.getObjects()) {
-      auto object = llvm::dyn_cast<gpu::ObjectAttr>(obj);
-      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
-        return emitError(binary.getLoc(), "expected a PTX (format=isa) object");
-      ptx += object.getObject().getValue().str();
-    }
+/// The profile fields of a kernel entry (docs/launch-plan.md: "ops",
+/// "flops", "bytes", "compute") from the launch's kKernelInfoAttrName, which
+/// kgraph-lower-to-gpu writes; a launch without it gets none.
+static LogicalResult addKernelInfo(gpu::LaunchFuncOp launch,
+                                   llvm::json::Object &kernel) {
+  auto info = launch->getAttrOfType<DictionaryAttr>(kKernelInfoAttrName);
+  if (!info)
+    return success();
+  auto ops = info.getAs<ArrayAttr>("ops");
+  auto flops = info.getAs<IntegerAttr>("flops");
+  auto bytes = info.getAs<IntegerAttr>("bytes");
+  auto compute = info.getAs<StringAttr>("compute");
+  if (!ops || !flops || !bytes || !compute)
+    return emitError(launch.getLoc(), "malformed '")
+           << kKernelInfoAttrName << "': " << info;
+  llvm::json::Array opList;
+  for (Attribute a : ops) {
+    auto d = llvm::dyn_cast<DictionaryAttr>(a);
+    auto name = d ? d.getAs<StringAttr>("op") : StringAttr();
+    if (!name)
+      return emitError(launch.getLoc(), "malformed '")
+             << kKernelInfoAttrName << "': " << info;
+    llvm::json::Object op{{"op", name.getValue()}};
+    if (auto loc = d.getAs<StringAttr>("loc"))
+      op["loc"] = loc.getValue();
+    opList.push_back(std::move(op));
   }
-  if (ptx.empty() && !host.getOps<gpu::LaunchFuncOp>().empty())
-    return emitError(module.getLoc(), "module has kernels but no PTX (gpu.binary)");
-  ptx = avoidPtxasDefects(ptx);
-  // Math functions come from libdevice; PTX that still declares one as
-  // external would fail to load, so never write it.
-  for (StringRef line : llvm::split(ptx, '\n')) {
-    if (!line.trim().starts_with(".extern .func"))
-      continue;
-    return emitError(module.getLoc(), "PTX calls an unresolved external function (")
-           << line.trim() << "): libdevice was not linked; point --cuda-path "
-           << "or $CUDA_HOME at a CUDA toolkit with nvvm/libdevice";
-  }
+  kernel["ops"] = std::move(opList);
+  kernel["flops"] = flops.getInt();
+  kernel["bytes"] = bytes.getInt();
+  kernel["compute"] = compute.getValue();
+  return success();
+}
 
-  // Buffers: arguments first (inputs, then results), then allocations.
+/// The plan entry of one lowered host function (docs/launch-plan.md,
+/// "functions"): its buffers and kernels. Sets `hasParameters` when an
+/// argument is a model parameter.
+static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
+                                                  bool &hasParameters) {
+  // Buffers: arguments first (inputs and parameters, then results), then
+  // allocations.
   llvm::json::Array buffers;
   DenseMap<Value, int64_t> bufferIds;
   // `logicalDtype` (the kgraph.dtype attribute) names the tensor type of a
   // buffer stored in another type: i1 tensors live in i8 buffers.
   // Dtype names and element sizes are the element-type table's.
   auto addBuffer = [&](Value v, StringRef kind, std::optional<int64_t> index,
-                       Attribute logicalDtype) -> LogicalResult {
+                       Attribute logicalDtype,
+                       StringAttr name = {}) -> LogicalResult {
     auto type = llvm::cast<MemRefType>(v.getType());
     Type elem = type.getElementType();
     const ElementTypeInfo *stored = lookupElementType(elem);
@@ -191,17 +195,30 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
         {"bytes", type.getNumElements() * int64_t(stored->storageBytes)}};
     if (index)
       buffer["index"] = *index;
+    if (name)
+      buffer["name"] = name.getValue();
     buffers.push_back(std::move(buffer));
     return success();
   };
+  // `index` counts the real inputs only: parameters are not passed by the
+  // caller.
   int64_t inputIndex = 0;
   for (BlockArgument arg : host.getArguments()) {
     unsigned i = arg.getArgNumber();
     Attribute dtype = host.getArgAttr(i, kDtypeAttrName);
     auto result = host.getArgAttrOfType<IntegerAttr>(i, kResultArgAttrName);
-    if (failed(result ? addBuffer(arg, "output", result.getInt(), dtype)
-                      : addBuffer(arg, "input", inputIndex++, dtype)))
+    auto param = host.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+    if (result && param)
+      return host.emitOpError("argument #")
+             << i << " is both result #" << result.getInt()
+             << " and parameter '" << param.getValue() << "'";
+    LogicalResult added =
+        result  ? addBuffer(arg, "output", result.getInt(), dtype)
+        : param ? addBuffer(arg, "parameter", std::nullopt, dtype, param)
+                : addBuffer(arg, "input", inputIndex++, dtype);
+    if (failed(added))
       return failure();
+    hasParameters |= bool(param);
   }
   WalkResult allocs = host.walk([&](memref::AllocOp alloc) {
     // Tensor maps are not a buffer of the plan: the runtime builds them
@@ -252,23 +269,147 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
       args.push_back(llvm::json::Object{{"kind", "buffer"},
                                         {"buffer", it->second}});
     }
-    kernels.push_back(llvm::json::Object{
+    llvm::json::Object kernel{
         {"name", launch.getKernelName().getValue()},
         {"grid", llvm::json::Array{dims[0], dims[1], dims[2]}},
         {"block", llvm::json::Array{dims[3], dims[4], dims[5]}},
         {"shared_bytes", shared},
-        {"args", std::move(args)}});
+        {"args", std::move(args)}};
+    if (failed(addKernelInfo(launch, kernel)))
+      return failure();
+    kernels.push_back(std::move(kernel));
+  }
+  return llvm::json::Object{{"name", host.getSymName()},
+                            {"buffers", std::move(buffers)},
+                            {"kernels", std::move(kernels)}};
+}
+
+/// `path` relative to the folder `base` when both resolve (real paths, so
+/// symbolic links cannot make `..` wrong), else `path` made absolute.
+static std::string pathRelativeTo(StringRef path, StringRef base) {
+  SmallString<256> realPath, realBase;
+  if (llvm::sys::fs::real_path(path, realPath) ||
+      llvm::sys::fs::real_path(base, realBase)) {
+    SmallString<256> absolute(path);
+    llvm::sys::fs::make_absolute(absolute);
+    llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+    return absolute.str().str();
+  }
+  SmallVector<StringRef> from(llvm::sys::path::begin(realBase),
+                              llvm::sys::path::end(realBase));
+  SmallVector<StringRef> to(llvm::sys::path::begin(realPath),
+                            llvm::sys::path::end(realPath));
+  size_t common = 0;
+  while (common < from.size() && common < to.size() &&
+         from[common] == to[common])
+    ++common;
+  // Different roots (another drive): nothing relative to write.
+  if (common == 0)
+    return realPath.str().str();
+  SmallString<256> out;
+  for (size_t i = common; i < from.size(); ++i)
+    llvm::sys::path::append(out, "..");
+  for (size_t i = common; i < to.size(); ++i)
+    llvm::sys::path::append(out, to[i]);
+  return out.str().str();
+}
+
+/// The plan's "weights": the module's kgraph.weights file, which is relative
+/// to the folder of `inputPath` (the current folder for stdin), written
+/// relative to the plan's folder. `user` names a function with parameters.
+static FailureOr<std::string> planWeightsPath(ModuleOp module,
+                                              StringRef inputPath,
+                                              StringRef planPath,
+                                              StringRef user) {
+  auto weights = module->getAttrOfType<StringAttr>(kWeightsAttrName);
+  if (!weights)
+    return emitError(module.getLoc(), "function '")
+           << user << "' has parameters ('" << kParamAttrName
+           << "' arguments) but the module has no '" << kWeightsAttrName
+           << "' file";
+  SmallString<256> file(weights.getValue());
+  if (llvm::sys::path::is_relative(file)) {
+    SmallString<256> dir;
+    if (!inputPath.empty() && inputPath != "-")
+      dir = llvm::sys::path::parent_path(inputPath);
+    llvm::sys::path::append(dir, weights.getValue());
+    file = dir;
+  }
+  llvm::sys::fs::make_absolute(file);
+  llvm::sys::path::remove_dots(file, /*remove_dot_dot=*/true);
+  if (!llvm::sys::fs::is_regular_file(file))
+    return emitError(module.getLoc(), "weights file '")
+           << file.str() << "' (" << kWeightsAttrName << " = \""
+           << weights.getValue() << "\") does not exist";
+  SmallString<256> planDir(llvm::sys::path::parent_path(planPath));
+  if (planDir.empty())
+    planDir = ".";
+  return pathRelativeTo(file, planDir);
+}
+
+LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
+                                     StringRef planPath, StringRef inputPath) {
+  // The host functions: those that launch kernels or write results.
+  SmallVector<func::FuncOp> hosts;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.getOps<gpu::LaunchFuncOp>().empty() ||
+        llvm::any_of(func.getArguments(), [&](BlockArgument a) {
+          return func.getArgAttr(a.getArgNumber(), kResultArgAttrName);
+        }))
+      hosts.push_back(func);
+  if (hosts.empty())
+    return emitError(module.getLoc(), "module has no graph function to emit");
+
+  std::string ptx;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    for (Attribute obj : binary.getObjects()) {
+      auto object = llvm::dyn_cast<gpu::ObjectAttr>(obj);
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+        return emitError(binary.getLoc(), "expected a PTX (format=isa) object");
+      ptx += object.getObject().getValue().str();
+    }
+  }
+  if (ptx.empty() && llvm::any_of(hosts, [](func::FuncOp host) {
+        return !host.getOps<gpu::LaunchFuncOp>().empty();
+      }))
+    return emitError(module.getLoc(), "module has kernels but no PTX (gpu.binary)");
+  ptx = avoidPtxasDefects(ptx);
+  // Math functions come from libdevice; PTX that still declares one as
+  // external would fail to load, so never write it.
+  for (StringRef line : llvm::split(ptx, '\n')) {
+    if (!line.trim().starts_with(".extern .func"))
+      continue;
+    return emitError(module.getLoc(), "PTX calls an unresolved external function (")
+           << line.trim() << "): libdevice was not linked; point --cuda-path "
+           << "or $CUDA_HOME at a CUDA toolkit with nvvm/libdevice";
+  }
+
+  llvm::json::Array functions;
+  StringRef parameterUser;
+  for (func::FuncOp host : hosts) {
+    bool hasParameters = false;
+    FailureOr<llvm::json::Object> function = planFunction(host, hasParameters);
+    if (failed(function))
+      return failure();
+    if (hasParameters && parameterUser.empty())
+      parameterUser = host.getSymName();
+    functions.push_back(std::move(*function));
   }
 
   auto target = module->getAttrOfType<StringAttr>(kTargetAttrName);
   llvm::json::Object plan{
       {"format", "kgraph-launch-plan"},
-      {"version", 1},
+      {"version", 2},
       {"target", target ? target.getValue() : StringRef("")},
       {"ptx", llvm::sys::path::filename(ptxPath)},
-      {"function", host.getSymName()},
-      {"buffers", std::move(buffers)},
-      {"kernels", std::move(kernels)}};
+      {"functions", std::move(functions)}};
+  if (!parameterUser.empty()) {
+    FailureOr<std::string> weights =
+        planWeightsPath(module, inputPath, planPath, parameterUser);
+    if (failed(weights))
+      return failure();
+    plan["weights"] = *weights;
+  }
 
   std::string errorMessage;
   auto ptxFile = openOutputFile(ptxPath, &errorMessage);

@@ -274,7 +274,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
   if (failed(emitPTXAndPlan(*module, outputFilename,
-                            planPathFor(outputFilename))))
+                            planPathFor(outputFilename), inputFilename)))
     return EXIT_FAILURE;
   return EXIT_SUCCESS;
 }

@@ -4,6 +4,9 @@
     prog = kgraph.load("out.plan.json")   # written beside out.ptx by kgraph-opt
     y = prog(a, b)                         # torch tensors or numpy arrays
     prog.run([a, b], [y])                  # into preallocated outputs
+    other = prog.function("main_b8")       # another function of the plan
+    g = prog.capture(a, b); y = g(a, b)    # a CUDA graph, replayed
+    prog.profile(a, b)                     # per-kernel times and roofline
 
     prog = kgraph.compile(model, [x])      # import + kgraph-opt + load
 
@@ -15,11 +18,15 @@ import sys as _sys
 from .dtypes import DTYPES, DType
 from .errors import (ArgumentCountError, CompileError, CudaError, DTypeError,
                      KGraphError, LayoutError, ModelSourceError, NoGPUError,
-                     PlanError, ShapeError, UnsupportedModelError)
+                     PlanError, ShapeError, UnsupportedModelError,
+                     WeightsError)
 from .plan import (DTYPE_SIZES, PLAN_FORMAT, SUPPORTED_VERSIONS, ArgSpec,
-                   BufferSpec, KernelSpec, Plan, load_plan, parse_plan)
-from .runtime import (KernelParams, Program, load, numpy_dtype,
+                   BufferSpec, FunctionPlan, KernelSpec, OpSpec, Plan,
+                   load_plan, parse_plan)
+from .profile import DevicePeaks, KernelProfile, Profile
+from .runtime import (CudaGraph, KernelParams, Program, load, numpy_dtype,
                       pack_kernel_params, torch_dtype)
+from .weights import WeightsFile
 
 from .compiler import (BoundProgram, compile, current_target,  # noqa: E402
                        kgraph_backend, register_torch_backend)
@@ -42,9 +49,11 @@ __all__ = [
     "BoundProgram", "CompileError", "ModelSourceError", "UnsupportedModelError",
     "compile", "current_target", "find_tool", "import_model", "kgraph_backend",
     "register_torch_backend",
-    "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "DTYPES",
-    "DTYPE_SIZES", "DType", "DTypeError", "KGraphError", "KernelParams",
-    "KernelSpec", "LayoutError", "NoGPUError", "PLAN_FORMAT", "Plan", "PlanError", "Program",
-    "SUPPORTED_VERSIONS", "ShapeError", "load", "load_plan", "numpy_dtype",
+    "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "CudaGraph",
+    "DTYPES", "DTYPE_SIZES", "DType", "DTypeError", "DevicePeaks",
+    "FunctionPlan", "KGraphError", "KernelParams", "KernelProfile",
+    "KernelSpec", "LayoutError", "NoGPUError", "OpSpec", "PLAN_FORMAT", "Plan",
+    "PlanError", "Profile", "Program", "SUPPORTED_VERSIONS", "ShapeError",
+    "WeightsError", "WeightsFile", "load", "load_plan", "numpy_dtype",
     "pack_kernel_params", "parse_plan", "torch_dtype",
 ]

@@ -1,7 +1,7 @@
 """A thin ctypes binding of the CUDA driver API (libcuda.so.1).
 
 Only what the runtime needs: init, primary contexts (shared with torch),
-modules, launches, memory and stream synchronization. Every call's CUresult
+modules, launches, memory, streams, CUDA graphs (stream capture) and events. Every call's CUresult
 is checked; a failure raises :class:`CudaError` with the cuGetErrorName text.
 """
 
@@ -19,6 +19,15 @@ CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
 
 DEFAULT_LIBCUDA = "libcuda.so.1"
+
+#: cuStreamCreate flag: no implicit synchronization with the null stream.
+CU_STREAM_NON_BLOCKING = 1
+#: cuStreamBeginCapture mode: only this thread's unsafe calls are refused
+#: while it captures (other threads may keep using CUDA).
+CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+#: cuDeviceGetAttribute: compute capability major / minor.
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
 #: Bytes of a CUtensorMap (cuda.h: 64-byte aligned, 16 x u64).
 TENSOR_MAP_BYTES = 128
@@ -43,6 +52,8 @@ _SIGNATURES = {
     "cuDeviceGetCount": ("cuDeviceGetCount", [_c.POINTER(_c.c_int)]),
     "cuDeviceGet": ("cuDeviceGet", [_c.POINTER(_c.c_int), _c.c_int]),
     "cuDeviceGetName": ("cuDeviceGetName", [_c.c_char_p, _c.c_int, _c.c_int]),
+    "cuDeviceGetAttribute": ("cuDeviceGetAttribute",
+                             [_c.POINTER(_c.c_int), _c.c_int, _c.c_int]),
     "cuDevicePrimaryCtxRetain": ("cuDevicePrimaryCtxRetain", [_PP, _c.c_int]),
     "cuCtxSetCurrent": ("cuCtxSetCurrent", [_P]),
     "cuModuleLoadData": ("cuModuleLoadData", [_PP, _c.c_char_p]),
@@ -57,6 +68,21 @@ _SIGNATURES = {
     "cuMemcpyDtoH": ("cuMemcpyDtoH_v2", [_P, _c.c_uint64, _c.c_size_t]),
     "cuMemsetD8": ("cuMemsetD8_v2", [_c.c_uint64, _c.c_ubyte, _c.c_size_t]),
     "cuStreamSynchronize": ("cuStreamSynchronize", [_P]),
+    "cuStreamCreate": ("cuStreamCreate", [_PP, _c.c_uint]),
+    "cuStreamDestroy": ("cuStreamDestroy_v2", [_P]),
+    "cuStreamBeginCapture": ("cuStreamBeginCapture_v2", [_P, _c.c_int]),
+    "cuStreamEndCapture": ("cuStreamEndCapture", [_P, _PP]),
+    "cuGraphInstantiateWithFlags": ("cuGraphInstantiateWithFlags",
+                                    [_PP, _P, _c.c_ulonglong]),
+    "cuGraphLaunch": ("cuGraphLaunch", [_P, _P]),
+    "cuGraphExecDestroy": ("cuGraphExecDestroy", [_P]),
+    "cuGraphDestroy": ("cuGraphDestroy", [_P]),
+    "cuEventCreate": ("cuEventCreate", [_PP, _c.c_uint]),
+    "cuEventRecord": ("cuEventRecord", [_P, _P]),
+    "cuEventSynchronize": ("cuEventSynchronize", [_P]),
+    "cuEventElapsedTime": ("cuEventElapsedTime",
+                           [_c.POINTER(_c.c_float), _P, _P]),
+    "cuEventDestroy": ("cuEventDestroy_v2", [_P]),
     "cuTensorMapEncodeTiled": ("cuTensorMapEncodeTiled", [
         _P, _c.c_int, _c.c_uint32, _P, _c.POINTER(_c.c_uint64),
         _c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint32),
@@ -150,6 +176,18 @@ class Driver:
         self.check("cuDeviceGetName", buf, 256, dev)
         return buf.value.decode()
 
+    def compute_capability(self, ordinal: int):
+        """(major, minor) of device ``ordinal``."""
+        dev = ctypes.c_int()
+        self.check("cuDeviceGet", ctypes.byref(dev), ordinal)
+        out = []
+        for attr in (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR):
+            v = ctypes.c_int()
+            self.check("cuDeviceGetAttribute", ctypes.byref(v), attr, dev)
+            out.append(v.value)
+        return tuple(out)
+
     # --- modules and launches -------------------------------------------------
 
     def load_module(self, image: bytes, what: str = "PTX module"):
@@ -180,6 +218,64 @@ class Driver:
 
     def synchronize(self, stream):
         self.check("cuStreamSynchronize", stream)
+
+    # --- streams, CUDA graphs and events --------------------------------------
+
+    def stream_create(self):
+        """A new non-blocking stream of the current context."""
+        stream = ctypes.c_void_p()
+        self.check("cuStreamCreate", ctypes.byref(stream),
+                   CU_STREAM_NON_BLOCKING)
+        return stream
+
+    def stream_destroy(self, stream):
+        self.check("cuStreamDestroy", stream)
+
+    def begin_capture(self, stream):
+        """Start recording the work queued on ``stream`` (not the null
+        stream) into a CUDA graph instead of running it."""
+        self.check("cuStreamBeginCapture", stream,
+                   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+
+    def end_capture(self, stream):
+        """Stop recording on ``stream``; returns the captured CUgraph."""
+        graph = ctypes.c_void_p()
+        self.check("cuStreamEndCapture", stream, ctypes.byref(graph))
+        return graph
+
+    def graph_instantiate(self, graph):
+        """The executable CUgraphExec of ``graph``."""
+        exec_ = ctypes.c_void_p()
+        self.check("cuGraphInstantiateWithFlags", ctypes.byref(exec_), graph, 0)
+        return exec_
+
+    def graph_launch(self, exec_, stream):
+        self.check("cuGraphLaunch", exec_, stream)
+
+    def graph_exec_destroy(self, exec_):
+        self.check("cuGraphExecDestroy", exec_)
+
+    def graph_destroy(self, graph):
+        self.check("cuGraphDestroy", graph)
+
+    def event_create(self):
+        event = ctypes.c_void_p()
+        self.check("cuEventCreate", ctypes.byref(event), 0)  # CU_EVENT_DEFAULT
+        return event
+
+    def event_record(self, event, stream):
+        self.check("cuEventRecord", event, stream)
+
+    def event_synchronize(self, event):
+        self.check("cuEventSynchronize", event)
+
+    def event_elapsed_ms(self, start, end) -> float:
+        ms = ctypes.c_float()
+        self.check("cuEventElapsedTime", ctypes.byref(ms), start, end)
+        return ms.value
+
+    def event_destroy(self, event):
+        self.check("cuEventDestroy", event)
 
     # --- memory ---------------------------------------------------------------
 

@@ -88,3 +88,8 @@ class UnsupportedModelError(KGraphError):
 class CompileError(KGraphError):
     """kgraph-opt or kgraph-translate is missing or failed; the message has
     the command and the tool's diagnostics."""
+
+
+class WeightsError(PlanError):
+    """The weights file of a plan is unreadable or malformed, or a parameter
+    the plan needs is missing from it or has another dtype, shape or size."""

@@ -1,8 +1,12 @@
 """Parsing and validation of kgraph launch plans (docs/launch-plan.md).
 
 A plan is checked completely when it is loaded, so a malformed plan fails with
-a :class:`PlanError` that names the offending field (``buffers[2].dtype``)
-before anything touches a GPU.
+a :class:`PlanError` that names the offending field
+(``functions[0].buffers[2].dtype``) before anything touches a GPU.
+
+Version 2 plans hold several functions (``functions``) and name a weights
+file for their ``parameter`` buffers; a version 1 plan (one function at the
+top level) loads as a plan of that one function.
 """
 
 import json
@@ -16,11 +20,13 @@ from .errors import PlanError
 
 PLAN_FORMAT = "kgraph-launch-plan"
 #: Plan versions this runtime understands.
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (1, 2)
 
 #: Element size in bytes of every plan dtype (i1 is stored one byte per element).
 DTYPE_SIZES = {name: d.bytes for name, d in DTYPES.items()}
-BUFFER_KINDS = ("input", "output", "intermediate")
+BUFFER_KINDS = ("input", "output", "intermediate", "parameter")
+#: Buffer kinds of version 1 plans (no parameters).
+BUFFER_KINDS_V1 = ("input", "output", "intermediate")
 SCALAR_TYPES = ("i32", "i64", "f32")
 
 
@@ -34,6 +40,8 @@ class BufferSpec:
     shape: Tuple[int, ...]
     dtype: str
     bytes: int
+    #: The tensor's name in the weights file (``parameter`` buffers only).
+    name: Optional[str] = None
 
     @property
     def numel(self) -> int:
@@ -71,6 +79,22 @@ class ArgSpec:
     type: Optional[str] = None
     value: Optional[float] = None
     maps: Tuple[TensorMapSpec, ...] = ()
+    #: A "buffer" argument's address is the buffer's plus this many bytes
+    #: (a view into the buffer).
+    byte_offset: int = 0
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op a kernel computes, with its source location (may be empty)."""
+
+    op: str
+    loc: str = ""
+
+    def describe(self) -> str:
+        name = self.op[len("kgraph."):] if self.op.startswith("kgraph.") \
+            else self.op
+        return f"{name} ({self.loc})" if self.loc else name
 
 
 @dataclass(frozen=True)
@@ -82,32 +106,109 @@ class KernelSpec:
     block: Tuple[int, int, int]
     shared_bytes: int
     args: Tuple[ArgSpec, ...]
+    #: What the kernel computes, for profiles (absent in older plans): its
+    #: ops, the compiler's operation and byte counts, and the roofline its
+    #: math runs on ("tensor_f16", "tensor_tf32", "tensor_i8" or "simt").
+    ops: Tuple[OpSpec, ...] = ()
+    flops: Optional[int] = None
+    bytes: Optional[int] = None
+    compute: Optional[str] = None
 
 
 @dataclass(frozen=True)
-class Plan:
-    """A validated launch plan.
+class FunctionPlan:
+    """The buffers and kernels of one function of a plan.
 
     ``inputs`` and ``outputs`` are the input/output buffers ordered by their
-    ``index``; ``ptx_path`` is absolute.
+    ``index`` (the real inputs: parameters are not passed by the caller);
+    ``parameters`` the buffers loaded from the weights file, in plan order.
     """
 
-    path: str
-    version: int
-    target: str
-    ptx_path: str
-    function: str
+    name: str
     buffers: Tuple[BufferSpec, ...]
     kernels: Tuple[KernelSpec, ...]
     inputs: Tuple[BufferSpec, ...]
     outputs: Tuple[BufferSpec, ...]
     intermediates: Tuple[BufferSpec, ...]
+    parameters: Tuple[BufferSpec, ...] = ()
+
+    @property
+    def function(self) -> str:
+        """The function's name (as version 1 plans called it)."""
+        return self.name
 
     def buffer(self, buffer_id: int) -> BufferSpec:
         return self._by_id()[buffer_id]
 
     def _by_id(self):
         return {b.id: b for b in self.buffers}
+
+
+#: Roofline names a kernel's "compute" may take.
+COMPUTE_KINDS = ("tensor_f16", "tensor_tf32", "tensor_i8", "simt")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated launch plan: one PTX module, its functions.
+
+    ``ptx_path`` is absolute; so is ``weights_path`` (None when no function
+    has parameters). ``function``, ``buffers``, ``kernels``, ``inputs``,
+    ``outputs``, ``intermediates``, ``parameters`` and ``buffer()`` are those
+    of the first function (the only one of a version 1 plan).
+    """
+
+    path: str
+    version: int
+    target: str
+    ptx_path: str
+    functions: Tuple[FunctionPlan, ...]
+    weights_path: Optional[str] = None
+
+    @property
+    def function_names(self) -> Tuple[str, ...]:
+        return tuple(f.name for f in self.functions)
+
+    def function_plan(self, name: Optional[str] = None) -> FunctionPlan:
+        """The function called ``name`` (the first one when None)."""
+        if name is None:
+            return self.functions[0]
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise PlanError(f"{self.path}: no function '{name}' in the plan "
+                        f"(functions: {', '.join(self.function_names)})")
+
+    @property
+    def function(self) -> str:
+        return self.functions[0].name
+
+    @property
+    def buffers(self):
+        return self.functions[0].buffers
+
+    @property
+    def kernels(self):
+        return self.functions[0].kernels
+
+    @property
+    def inputs(self):
+        return self.functions[0].inputs
+
+    @property
+    def outputs(self):
+        return self.functions[0].outputs
+
+    @property
+    def intermediates(self):
+        return self.functions[0].intermediates
+
+    @property
+    def parameters(self):
+        return self.functions[0].parameters
+
+    def buffer(self, buffer_id: int) -> BufferSpec:
+        return self.functions[0].buffer(buffer_id)
 
 
 def _is_int(v) -> bool:
@@ -227,43 +328,40 @@ def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
                          choice("oob_fill", TENSOR_MAP_OOB_FILLS))
 
 
-def parse_plan(data, base_dir: str = ".", source: str = "",
-               check_ptx: bool = True) -> Plan:
-    """Validate the decoded JSON ``data`` of a plan and build a :class:`Plan`.
+def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
+    """One function's buffers and kernels from ``data`` (the plan itself for
+    version 1, an entry of ``functions`` for version 2); field names in
+    errors start with ``prefix``."""
+    def at(field):
+        return f"{prefix}{field}"
 
-    ``base_dir`` is the folder the ``ptx`` field is relative to. With
-    ``check_ptx`` the PTX file must exist.
-    """
-    c = _Checker(source)
-    if not isinstance(data, dict):
-        c.fail("", f"a launch plan is a JSON object, got {type(data).__name__}")
-    fmt = data.get("format")
-    if fmt != PLAN_FORMAT:
-        c.fail("format", f"not a kgraph launch plan: format is {fmt!r}, "
-                         f"expected {PLAN_FORMAT!r}")
-    version = data.get("version")
-    if version not in SUPPORTED_VERSIONS or not _is_int(version):
-        c.fail("version", f"unsupported launch plan version {version!r} "
-                          f"(this runtime knows {list(SUPPORTED_VERSIONS)})")
-    target = c.str_field(data, "target", "")
-    ptx = c.str_field(data, "ptx", "")
-    function = c.str_field(data, "function", "")
+    name = c.str_field(data, "function" if version == 1 else "name",
+                       prefix[:-1] if prefix else "")
+    kinds = BUFFER_KINDS_V1 if version == 1 else BUFFER_KINDS
 
     buffers = []
     seen_ids = set()
-    for i, b in enumerate(c.list_field(data, "buffers", "")):
-        where = f"buffers[{i}]"
+    param_names = {}
+    for i, b in enumerate(c.list_field(data, "buffers", prefix[:-1])):
+        where = at(f"buffers[{i}]")
         bid = c.int_field(b, "id", where)
         if bid in seen_ids:
             c.fail(f"{where}.id", f"duplicate buffer id {bid}")
         seen_ids.add(bid)
         kind = c.field(b, "kind", where)
-        if kind not in BUFFER_KINDS:
+        if kind not in kinds:
             c.fail(f"{where}.kind", f"unknown buffer kind {kind!r} "
-                                    f"(expected one of {list(BUFFER_KINDS)})")
+                                    f"(expected one of {list(kinds)})")
         index = None
-        if kind != "intermediate":
+        if kind in ("input", "output"):
             index = c.int_field(b, "index", where)
+        pname = None
+        if kind == "parameter":
+            pname = c.str_field(b, "name", where)
+            if pname in param_names:
+                c.fail(f"{where}.name", f"parameter {pname!r} is also buffer "
+                                        f"{param_names[pname]}")
+            param_names[pname] = bid
         shape = c.list_field(b, "shape", where)
         if not all(_is_int(d) and d >= 0 for d in shape):
             c.fail(f"{where}.shape",
@@ -277,25 +375,27 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
         if nbytes != want:
             c.fail(f"{where}.bytes", f"is {nbytes} but shape {shape} of "
                                      f"{dtype} needs {want}")
-        buffers.append(BufferSpec(bid, kind, index, tuple(shape), dtype, nbytes))
+        buffers.append(BufferSpec(bid, kind, index, tuple(shape), dtype, nbytes,
+                                  pname))
+    by_id = {b.id: b for b in buffers}
 
     def ordered(kind):
         bs = sorted((b for b in buffers if b.kind == kind), key=lambda b: b.index)
         for want, b in enumerate(bs):
             if b.index != want:
-                c.fail("buffers", f"{kind} indices must be 0..{len(bs) - 1} "
-                                  f"each exactly once, got "
-                                  f"{[x.index for x in bs]}")
+                c.fail(at("buffers"), f"{kind} indices must be 0..{len(bs) - 1} "
+                                      f"each exactly once, got "
+                                      f"{[x.index for x in bs]}")
         return tuple(bs)
 
     inputs, outputs = ordered("input"), ordered("output")
     if not outputs:
-        c.fail("buffers", "the plan has no output buffer")
+        c.fail(at("buffers"), "the plan has no output buffer")
 
     kernels = []
-    for k_i, k in enumerate(c.list_field(data, "kernels", "")):
-        where = f"kernels[{k_i}]"
-        name = c.str_field(k, "name", where)
+    for k_i, k in enumerate(c.list_field(data, "kernels", prefix[:-1])):
+        where = at(f"kernels[{k_i}]")
+        kname = c.str_field(k, "name", where)
         grid = c.dims3(k, "grid", where)
         block = c.dims3(k, "block", where)
         if math.prod(block) > 1024:
@@ -309,7 +409,17 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                 bid = c.int_field(a, "buffer", awhere)
                 if bid not in seen_ids:
                     c.fail(f"{awhere}.buffer", f"no buffer with id {bid}")
-                args.append(ArgSpec("buffer", buffer=bid))
+                offset = 0
+                if "byte_offset" in a:
+                    offset = c.int_field(a, "byte_offset", awhere)
+                    if offset % 16:
+                        c.fail(f"{awhere}.byte_offset",
+                               f"{offset} is not a multiple of 16")
+                    if offset >= max(by_id[bid].bytes, 1):
+                        c.fail(f"{awhere}.byte_offset",
+                               f"{offset} is not inside buffer {bid} "
+                               f"({by_id[bid].bytes} bytes)")
+                args.append(ArgSpec("buffer", buffer=bid, byte_offset=offset))
             elif akind == "scalar":
                 stype = c.field(a, "type", awhere)
                 if stype not in SCALAR_TYPES:
@@ -328,7 +438,7 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                 maps = []
                 for m_i, m in enumerate(c.list_field(a, "maps", awhere)):
                     maps.append(_tensor_map(c, m, f"{awhere}.maps[{m_i}]",
-                                            {b.id: b for b in buffers}))
+                                            by_id))
                 if not maps:
                     c.fail(f"{awhere}.maps", "no tensor map")
                 args.append(ArgSpec("tensor_maps", maps=tuple(maps)))
@@ -336,19 +446,89 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                 c.fail(f"{awhere}.kind", f"unknown argument kind {akind!r} "
                                          f"(expected 'buffer', 'scalar' or "
                                          f"'tensor_maps')")
-        kernels.append(KernelSpec(name, grid, block, shared, tuple(args)))
+        ops = []
+        if "ops" in k:
+            for o_i, o in enumerate(c.list_field(k, "ops", where)):
+                owhere = f"{where}.ops[{o_i}]"
+                op = c.str_field(o, "op", owhere)
+                loc = o.get("loc", "")
+                if not isinstance(loc, str):
+                    c.fail(f"{owhere}.loc", f"expected a string, got {loc!r}")
+                ops.append(OpSpec(op, loc))
+        flops = c.int_field(k, "flops", where) if "flops" in k else None
+        nbytes = c.int_field(k, "bytes", where) if "bytes" in k else None
+        compute = None
+        if "compute" in k:
+            compute = k["compute"]
+            if compute not in COMPUTE_KINDS:
+                c.fail(f"{where}.compute", f"{compute!r} is not one of "
+                                           f"{list(COMPUTE_KINDS)}")
+        kernels.append(KernelSpec(kname, grid, block, shared, tuple(args),
+                                  tuple(ops), flops, nbytes, compute))
     if not kernels:
-        c.fail("kernels", "the plan has no kernel")
+        c.fail(at("kernels"), "the plan has no kernel")
+
+    return FunctionPlan(
+        name=name, buffers=tuple(buffers), kernels=tuple(kernels),
+        inputs=inputs, outputs=outputs,
+        intermediates=tuple(b for b in buffers if b.kind == "intermediate"),
+        parameters=tuple(b for b in buffers if b.kind == "parameter"))
+
+
+def parse_plan(data, base_dir: str = ".", source: str = "",
+               check_ptx: bool = True) -> Plan:
+    """Validate the decoded JSON ``data`` of a plan and build a :class:`Plan`.
+
+    ``base_dir`` is the folder the ``ptx`` and ``weights`` fields are
+    relative to. With ``check_ptx`` the PTX file (and the weights file, when
+    the plan names one) must exist.
+    """
+    c = _Checker(source)
+    if not isinstance(data, dict):
+        c.fail("", f"a launch plan is a JSON object, got {type(data).__name__}")
+    fmt = data.get("format")
+    if fmt != PLAN_FORMAT:
+        c.fail("format", f"not a kgraph launch plan: format is {fmt!r}, "
+                         f"expected {PLAN_FORMAT!r}")
+    version = data.get("version")
+    if version not in SUPPORTED_VERSIONS or not _is_int(version):
+        c.fail("version", f"unsupported launch plan version {version!r} "
+                          f"(this runtime knows {list(SUPPORTED_VERSIONS)})")
+    target = c.str_field(data, "target", "")
+    ptx = c.str_field(data, "ptx", "")
+
+    if version == 1:
+        functions = [_parse_function(c, data, "", 1)]
+    else:
+        entries = c.list_field(data, "functions", "")
+        if not entries:
+            c.fail("functions", "the plan has no function")
+        functions = []
+        for f_i, f in enumerate(entries):
+            functions.append(_parse_function(c, f, f"functions[{f_i}].", 2))
+        names = [f.name for f in functions]
+        for f_i, n in enumerate(names):
+            if names.index(n) != f_i:
+                c.fail(f"functions[{f_i}].name", f"duplicate function {n!r}")
+    weights_path = None
+    has_params = any(f.parameters for f in functions)
+    if "weights" in data:
+        weights_path = os.path.abspath(
+            os.path.join(base_dir, c.str_field(data, "weights", "")))
+    elif has_params:
+        user = next(f.name for f in functions if f.parameters)
+        c.fail("weights", f"function '{user}' has parameter buffers but the "
+                          f"plan names no weights file")
 
     ptx_path = os.path.abspath(os.path.join(base_dir, ptx))
     if check_ptx and not os.path.isfile(ptx_path):
         c.fail("ptx", f"PTX file {ptx_path} not found")
+    if check_ptx and has_params and not os.path.isfile(weights_path):
+        c.fail("weights", f"weights file {weights_path} not found")
 
-    return Plan(
-        path=source, version=version, target=target, ptx_path=ptx_path,
-        function=function, buffers=tuple(buffers), kernels=tuple(kernels),
-        inputs=inputs, outputs=outputs,
-        intermediates=tuple(b for b in buffers if b.kind == "intermediate"))
+    return Plan(path=source, version=version, target=target,
+                ptx_path=ptx_path, functions=tuple(functions),
+                weights_path=weights_path)
 
 
 def load_plan(path: str) -> Plan:

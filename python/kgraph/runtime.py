@@ -1,9 +1,13 @@
 """Running a kgraph launch plan on an NVIDIA GPU.
 
-:func:`load` reads a plan and its PTX (no GPU needed yet); the returned
-:class:`Program` checks its arguments against the plan *before* it touches the
-GPU, then loads the PTX module into the device's primary context (shared with
-torch), allocates the intermediates and launches the kernels in order.
+:func:`load` reads a plan, its PTX and the header of its weights file (no GPU
+needed yet); the returned :class:`Program` (one function of the plan) checks
+its arguments against the plan *before* it touches the GPU, then loads the
+PTX module into the device's primary context (shared with torch), uploads the
+function's parameters once per device, allocates the intermediates and
+launches the kernels in order. :meth:`Program.capture` records the launches
+into a CUDA graph (:class:`CudaGraph`); :meth:`Program.profile` times each
+kernel (:mod:`kgraph.profile`).
 
 Torch tensors run on torch's current stream without synchronizing, like a
 torch op. Numpy arrays are copied to freshly allocated device buffers, the
@@ -18,7 +22,8 @@ from . import driver as _driver
 from .errors import (ArgumentCountError, DTypeError, KGraphError, LayoutError,
                      NoGPUError, PlanError, ShapeError)
 from .dtypes import DTYPES
-from .plan import KernelSpec, Plan, load_plan
+from .plan import FunctionPlan, KernelSpec, Plan, load_plan
+from .weights import WeightsFile
 
 #: Buffers must be aligned to this many bytes (the kernels use 16-byte
 #: vector accesses; docs/launch-plan.md).
@@ -85,7 +90,8 @@ class KernelParams:
                 except KeyError:
                     raise KGraphError(f"kernel '{kernel.name}' argument {i}: no "
                                       f"address for buffer {arg.buffer}") from None
-                values.append(ctypes.c_uint64(addr))
+                # A view into the buffer starts byte_offset bytes in.
+                values.append(ctypes.c_uint64(addr + arg.byte_offset))
             else:
                 ctype = _SCALAR_CTYPES[arg.type]
                 value = float(arg.value) if arg.type == "f32" else int(arg.value)
@@ -106,8 +112,9 @@ class KernelParams:
 def pack_kernel_params(kernel: KernelSpec, addresses,
                        map_addresses=None) -> KernelParams:
     """Build the launch parameters of ``kernel`` given ``addresses``: a mapping
-    from buffer id to device address, and ``map_addresses``: argument index
-    -> device address of that "tensor_maps" argument's encoded maps."""
+    from buffer id to device address (a "buffer" argument gets it plus its
+    ``byte_offset``), and ``map_addresses``: argument index -> device address
+    of that "tensor_maps" argument's encoded maps."""
     return KernelParams(kernel, addresses, map_addresses)
 
 
@@ -177,56 +184,145 @@ def _check_output_layout(x, role: str, i: int):
 # --- the program ----------------------------------------------------------------
 
 
-class Program:
-    """A loaded launch plan, callable on torch tensors or numpy arrays.
+class _Shared:
+    """What the Programs of one loaded plan share: the PTX image, the loaded
+    module's kernels per device, the weights file and the parameters
+    uploaded to each device (kept for the Programs' lifetime)."""
 
-    ``program(*inputs)`` returns the output (or a tuple of outputs when the
-    function has several), of the same kind as the inputs: torch tensors on the
-    inputs' device, or numpy arrays. ``program.run(inputs, outputs)`` writes
-    into preallocated outputs instead.
+    def __init__(self, plan: Plan, ptx: bytes, libcuda, weights):
+        self.plan = plan
+        self.ptx = ptx
+        self.libcuda = libcuda
+        self.weights = weights
+        self.modules = {}     # ordinal -> CUmodule
+        self.kernels = {}     # (ordinal, kernel name) -> CUfunction
+        self.parameters = {}  # (ordinal, tensor name) -> device address
+        # (ordinal, function, kernel index, arg index, buffer addresses) ->
+        # device address of the encoded tensor maps (they embed the
+        # addresses).
+        self.tensor_maps = {}
+        self.lock = threading.RLock()
+        self._driver_used = None
+
+    def release(self):
+        """Free the parameters and cached tensor maps on every device (the
+        module stays loaded; the primary context owns it)."""
+        drv = self._driver_used
+        with self.lock:
+            ptrs = list(self.parameters.values()) + list(self.tensor_maps.values())
+            self.parameters.clear()
+            self.tensor_maps.clear()
+        if drv is None:
+            return
+        for ptr in ptrs:
+            try:
+                drv.mem_free(ptr)
+            except KGraphError:
+                pass
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:  # interpreter shutdown: the driver may be gone
+            pass
+
+
+class Program:
+    """One function of a loaded launch plan, callable on torch tensors or
+    numpy arrays.
+
+    ``program(*inputs)`` takes the function's real inputs (not its
+    parameters, which come from the plan's weights file) and returns the
+    output (or a tuple of outputs when the function has several), of the same
+    kind as the inputs: torch tensors on the inputs' device, or numpy arrays.
+    ``program.run(inputs, outputs)`` writes into preallocated outputs instead.
+    ``program.function(name)`` is another function of the same plan (same
+    PTX module and parameters); ``program.capture(*inputs)`` records a CUDA
+    graph; ``program.profile(*inputs)`` times every kernel.
     """
 
     def __init__(self, plan: Plan, ptx: bytes, device: int = None,
-                 libcuda: str = None):
+                 libcuda: str = None, function: str = None, weights=None,
+                 _shared: _Shared = None):
         self.plan = plan
+        #: The function this Program runs (a FunctionPlan).
+        self.spec = plan.function_plan(function)
         self.ptx = ptx
         self.device = device
         self._libcuda = libcuda
-        self._functions = {}  # device ordinal -> [CUfunction per kernel]
-        # (ordinal, kernel index, arg index, buffer addresses) -> device
-        # address of the encoded tensor maps (they embed the addresses).
-        self._tensor_maps = {}
-        self._lock = threading.Lock()
+        if _shared is None:
+            if weights is None:
+                weights = _open_weights(plan)
+            _shared = _Shared(plan, ptx, libcuda, weights)
+        self._shared = _shared
+        self._lock = _shared.lock
 
     # Public description of the signature.
     @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
     def inputs(self):
-        return self.plan.inputs
+        return self.spec.inputs
 
     @property
     def outputs(self):
-        return self.plan.outputs
+        return self.spec.outputs
+
+    @property
+    def parameters(self):
+        return self.spec.parameters
+
+    @property
+    def function_names(self):
+        """The names of every function of the plan, in plan order."""
+        return self.plan.function_names
+
+    def function(self, name: str) -> "Program":
+        """The plan's function ``name`` as a Program sharing this one's PTX
+        module, weights and uploaded parameters."""
+        self.plan.function_plan(name)  # a clear PlanError for a wrong name
+        return Program(self.plan, self.ptx, device=self.device,
+                       libcuda=self._libcuda, function=name,
+                       _shared=self._shared)
 
     def __repr__(self):
-        ins = ", ".join(b.describe() for b in self.plan.inputs)
-        outs = ", ".join(b.describe() for b in self.plan.outputs)
-        return (f"<kgraph.Program @{self.plan.function}({ins}) -> ({outs}), "
-                f"{len(self.plan.kernels)} kernel(s), {self.plan.target}>")
+        ins = ", ".join(b.describe() for b in self.spec.inputs)
+        outs = ", ".join(b.describe() for b in self.spec.outputs)
+        params = (f", {len(self.spec.parameters)} parameter(s)"
+                  if self.spec.parameters else "")
+        return (f"<kgraph.Program @{self.spec.name}({ins}) -> ({outs}), "
+                f"{len(self.spec.kernels)} kernel(s){params}, "
+                f"{self.plan.target}>")
 
     # --- GPU state ---------------------------------------------------------------
 
+    def release(self):
+        """Free the parameters uploaded for the plan (every function and
+        device) and the cached tensor maps now instead of when the last
+        Program of the plan goes away; later calls upload them again."""
+        self._shared.release()
+
     def _driver(self):
-        return _driver.get_driver(self._libcuda)
+        drv = _driver.get_driver(self._libcuda)
+        self._shared._driver_used = drv
+        return drv
 
     def _kernels_on(self, drv, ordinal: int):
-        """Make ``ordinal`` current and return its CUfunctions (loaded once)."""
+        """Make ``ordinal`` current and return the CUfunctions of this
+        function's kernels (the module is loaded once per device)."""
         drv.set_device(ordinal)
+        shared = self._shared
         with self._lock:
-            fns = self._functions.get(ordinal)
-            if fns is None:
+            module = shared.modules.get(ordinal)
+            if module is None:
                 module = drv.load_module(self.ptx, what=self.plan.ptx_path)
-                fns = []
-                for k in self.plan.kernels:
+                shared.modules[ordinal] = module
+            fns = []
+            for k in self.spec.kernels:
+                fn = shared.kernels.get((ordinal, k.name))
+                if fn is None:
                     fn = drv.get_function(module, k.name)
                     # Raise the dynamic limit for every kernel that uses
                     # dynamic shared memory: the default (48 KiB minus the
@@ -234,75 +330,133 @@ class Program:
                     # at exactly 48 KiB.
                     if k.shared_bytes > 0:
                         drv.set_max_dynamic_smem(fn, k.shared_bytes)
-                    fns.append(fn)
-                self._functions[ordinal] = fns
+                    shared.kernels[(ordinal, k.name)] = fn
+                fns.append(fn)
         return fns
 
+    def _parameter_addresses(self, drv, ordinal: int):
+        """Buffer id -> device address of this function's parameters on
+        ``ordinal``, uploaded from the weights file the first time a tensor
+        is needed on that device and kept."""
+        shared = self._shared
+        out = {}
+        uploaded = False
+        with self._lock:
+            for spec in self.spec.parameters:
+                key = (ordinal, spec.name)
+                ptr = shared.parameters.get(key)
+                if ptr is None:
+                    data = shared.weights.read(spec.name)
+                    ptr = drv.mem_alloc(spec.bytes)
+                    try:
+                        buf = ctypes.create_string_buffer(data, len(data))
+                        drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
+                    except KGraphError:
+                        drv.mem_free(ptr)
+                        raise
+                    shared.parameters[key] = ptr
+                    uploaded = True
+                out[spec.id] = ptr
+            if uploaded:
+                # A pageable copy may still be in flight when cuMemcpyHtoD
+                # returns; kernels on other streams must see the data.
+                drv.synchronize(None)
+        return out
+
     def prepare(self, device: int = None):
-        """Initialize CUDA and load the module now (otherwise done on first
-        use). Raises NoGPUError without a GPU."""
+        """Initialize CUDA, load the module and upload the parameters now
+        (otherwise done on first use). Raises NoGPUError without a GPU."""
         drv = self._driver()
         if device is None:
             device = self.device if self.device is not None else 0
         self._kernels_on(drv, device)
+        self._parameter_addresses(drv, device)
 
     def _tensor_map_addresses(self, drv, ordinal, stream, k_i, kernel,
-                              addresses):
+                              addresses, owned=None):
         """Device addresses of ``kernel``'s "tensor_maps" arguments, encoded
         (cuTensorMapEncodeTiled) and copied to the device once per set of
-        buffer addresses; the kernel reads them from global memory."""
+        buffer addresses; the kernel reads them from global memory. With
+        ``owned`` (a list), fresh maps are made and their allocations
+        appended to it instead of cached (a CUDA graph keeps its own)."""
         out = {}
+        shared = self._shared
         for a_i, arg in enumerate(kernel.args):
             if arg.kind != "tensor_maps":
                 continue
-            key = (ordinal, k_i, a_i,
+            key = (ordinal, self.spec.name, k_i, a_i,
                    tuple(addresses[m.buffer] for m in arg.maps))
-            with self._lock:
-                ptr = self._tensor_maps.get(key)
+            ptr = None
+            if owned is None:
+                with self._lock:
+                    ptr = shared.tensor_maps.get(key)
             if ptr is None:
                 data = encode_tensor_maps(drv, arg, addresses)
-                with self._lock:
-                    if len(self._tensor_maps) >= TENSOR_MAP_CACHE_LIMIT:
-                        # Launches queued earlier may still read them.
-                        drv.synchronize(stream)
-                        for old in self._tensor_maps.values():
-                            drv.mem_free(old)
-                        self._tensor_maps.clear()
+                if owned is None:
+                    with self._lock:
+                        if len(shared.tensor_maps) >= TENSOR_MAP_CACHE_LIMIT:
+                            # Launches queued earlier may still read them.
+                            drv.synchronize(stream)
+                            for old in shared.tensor_maps.values():
+                                drv.mem_free(old)
+                            shared.tensor_maps.clear()
                 ptr = drv.mem_alloc(len(data))
+                if owned is not None:
+                    owned.append(ptr)
                 buf = ctypes.create_string_buffer(data, len(data))
                 drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
-                with self._lock:
-                    self._tensor_maps[key] = ptr
+                if owned is None:
+                    with self._lock:
+                        shared.tensor_maps[key] = ptr
             out[a_i] = ptr
         return out
 
-    def _launch_all(self, drv, ordinal, stream, addresses):
+    def _prepare_launches(self, drv, ordinal, stream, addresses, owned=None):
+        """[(kernel, CUfunction, KernelParams)] of every launch, in order:
+        everything a launch needs that touches the device (module, tensor
+        maps) is done here, so the launches themselves can be captured."""
         fns = self._kernels_on(drv, ordinal)
-        for k_i, (k, fn) in enumerate(zip(self.plan.kernels, fns)):
+        launches = []
+        for k_i, (k, fn) in enumerate(zip(self.spec.kernels, fns)):
             map_addresses = self._tensor_map_addresses(
-                drv, ordinal, stream, k_i, k, addresses)
-            params = pack_kernel_params(k, addresses, map_addresses)
+                drv, ordinal, stream, k_i, k, addresses, owned)
+            launches.append((k, fn, pack_kernel_params(k, addresses,
+                                                       map_addresses)))
+        return launches
+
+    @staticmethod
+    def _launch(drv, launches, stream):
+        for k, fn, params in launches:
             drv.launch(fn, k.grid, k.block, k.shared_bytes, stream,
                        params.array, name=k.name)
+
+    def _launch_all(self, drv, ordinal, stream, addresses):
+        self._launch(drv, self._prepare_launches(drv, ordinal, stream,
+                                                 addresses), stream)
 
     # --- calling -------------------------------------------------------------------
 
     def _check_counts(self, inputs, outputs=None):
-        n_in = len(self.plan.inputs)
+        n_in = len(self.spec.inputs)
         if len(inputs) != n_in:
+            params = (f"; its {len(self.spec.parameters)} parameter(s) come "
+                      f"from the weights file" if self.spec.parameters else "")
             raise ArgumentCountError(
-                f"'{self.plan.function}' takes {n_in} input(s) "
-                f"({', '.join(b.describe() for b in self.plan.inputs)}), "
-                f"got {len(inputs)}")
-        if outputs is not None and len(outputs) != len(self.plan.outputs):
+                f"'{self.spec.name}' takes {n_in} input(s) "
+                f"({', '.join(b.describe() for b in self.spec.inputs)}), "
+                f"got {len(inputs)}{params}")
+        if outputs is not None and len(outputs) != len(self.spec.outputs):
             raise ArgumentCountError(
-                f"'{self.plan.function}' has {len(self.plan.outputs)} "
+                f"'{self.spec.name}' has {len(self.spec.outputs)} "
                 f"output(s), got {len(outputs)} preallocated")
 
-    def __call__(self, *inputs):
+    def _check_inputs(self, inputs):
         self._check_counts(inputs)
-        for i, (spec, x) in enumerate(zip(self.plan.inputs, inputs)):
-            _check_array(spec, x, "input", i, self.plan)
+        for i, (spec, x) in enumerate(zip(self.spec.inputs, inputs)):
+            _check_array(spec, x, "input", i, self.spec)
+
+    def __call__(self, *inputs):
+        self._check_inputs(inputs)
         if any(_is_torch_tensor(x) for x in inputs):
             outs = self._call_torch(inputs)
         else:
@@ -314,10 +468,10 @@ class Program:
         shapes and dtypes as the plan's outputs, contiguous)."""
         inputs, outputs = list(inputs), list(outputs)
         self._check_counts(inputs, outputs)
-        for i, (spec, x) in enumerate(zip(self.plan.inputs, inputs)):
-            _check_array(spec, x, "input", i, self.plan)
-        for i, (spec, x) in enumerate(zip(self.plan.outputs, outputs)):
-            _check_array(spec, x, "output", i, self.plan)
+        for i, (spec, x) in enumerate(zip(self.spec.inputs, inputs)):
+            _check_array(spec, x, "input", i, self.spec)
+        for i, (spec, x) in enumerate(zip(self.spec.outputs, outputs)):
+            _check_array(spec, x, "output", i, self.spec)
             _check_output_layout(x, "output", i)
         if any(_is_torch_tensor(x) for x in inputs + outputs):
             self._run_torch(inputs, outputs)
@@ -352,32 +506,42 @@ class Program:
             x = x.clone()  # a fresh allocation is aligned
         return x
 
-    def _execute_torch(self, device, dev_inputs, dev_outputs):
+    def _execute_torch(self, device, dev_inputs, dev_outputs, body=None):
+        """Launch (or ``body(drv, ordinal, stream, addresses)``) on torch's
+        current stream of ``device``, intermediates from torch's allocator."""
         import torch
         drv = self._driver()
-        addresses = {}
-        for spec, t in zip(self.plan.inputs, dev_inputs):
+        addresses = self._parameter_addresses(drv, device.index) \
+            if self.spec.parameters else {}
+        for spec, t in zip(self.spec.inputs, dev_inputs):
             addresses[spec.id] = t.data_ptr()
-        for spec, t in zip(self.plan.outputs, dev_outputs):
+        for spec, t in zip(self.spec.outputs, dev_outputs):
             addresses[spec.id] = t.data_ptr()
         # Intermediates come from torch's caching allocator: stream-ordered, so
         # dropping them after the enqueue is safe on this stream.
         scratch = []
-        for spec in self.plan.intermediates:
+        for spec in self.spec.intermediates:
             t = torch.empty(max(spec.bytes, 1), dtype=torch.uint8, device=device)
             scratch.append(t)
             addresses[spec.id] = t.data_ptr()
         stream = torch.cuda.current_stream(device).cuda_stream
-        self._launch_all(drv, device.index, stream, addresses)
+        if body is None:
+            self._launch_all(drv, device.index, stream, addresses)
+            result = None
+        else:
+            result = body(drv, device.index, stream, addresses)
         del scratch
+        return result
 
-    def _call_torch(self, inputs):
+    def _call_torch(self, inputs, body=None):
         import torch
         device = self._torch_device(inputs)
         dev_inputs = [self._to_device_input(x, device) for x in inputs]
         outs = [torch.empty(s.shape, dtype=torch_dtype(s.dtype), device=device)
-                for s in self.plan.outputs]
-        self._execute_torch(device, dev_inputs, outs)
+                for s in self.spec.outputs]
+        result = self._execute_torch(device, dev_inputs, outs, body)
+        if body is not None:
+            return result
         all_cpu = all(not (_is_torch_tensor(x) and x.is_cuda) for x in inputs)
         if all_cpu:
             outs = [o.cpu() for o in outs]
@@ -404,28 +568,42 @@ class Program:
 
     # --- numpy path ----------------------------------------------------------------------
 
-    def _execute_numpy(self, inputs, outputs, copy_outputs_in: bool):
+    def _ordinal(self):
+        return self.device if self.device is not None else 0
+
+    def _execute_numpy(self, inputs, outputs, copy_outputs_in: bool,
+                       body=None):
+        """Run on the null stream in fresh device buffers; ``body(drv,
+        ordinal, stream, addresses)`` replaces the one launch sequence."""
         import numpy as np
         drv = self._driver()
-        ordinal = self.device if self.device is not None else 0
+        ordinal = self._ordinal()
         drv.set_device(ordinal)
+        addresses = self._parameter_addresses(drv, ordinal) \
+            if self.spec.parameters else {}
         allocated = []
         try:
-            addresses = {}
-            for spec in self.plan.buffers:
+            for spec in self.spec.buffers:
+                if spec.kind == "parameter":
+                    continue
                 ptr = drv.mem_alloc(spec.bytes)
                 allocated.append(ptr)
                 addresses[spec.id] = ptr
-            for spec, x in zip(self.plan.inputs, inputs):
+            for spec, x in zip(self.spec.inputs, inputs):
                 x = np.ascontiguousarray(x)
                 drv.memcpy_htod(addresses[spec.id], x.ctypes.data, spec.bytes)
             if copy_outputs_in:
-                for spec, o in zip(self.plan.outputs, outputs):
+                for spec, o in zip(self.spec.outputs, outputs):
                     drv.memcpy_htod(addresses[spec.id], o.ctypes.data, spec.bytes)
-            self._launch_all(drv, ordinal, None, addresses)
+            result = None
+            if body is None:
+                self._launch_all(drv, ordinal, None, addresses)
+            else:
+                result = body(drv, ordinal, None, addresses)
             drv.synchronize(None)
-            for spec, o in zip(self.plan.outputs, outputs):
+            for spec, o in zip(self.spec.outputs, outputs):
                 drv.memcpy_dtoh(o.ctypes.data, addresses[spec.id], spec.bytes)
+            return result
         finally:
             for ptr in allocated:
                 try:
@@ -433,31 +611,351 @@ class Program:
                 except KGraphError:
                     pass  # keep the original error; the context may be broken
 
-    def _call_numpy(self, inputs):
+    def _call_numpy(self, inputs, body=None):
         import numpy as np
         outs = [np.empty(s.shape, dtype=numpy_dtype(s.dtype))
-                for s in self.plan.outputs]
-        self._execute_numpy(inputs, outs, copy_outputs_in=False)
-        return outs
+                for s in self.spec.outputs]
+        result = self._execute_numpy(inputs, outs, copy_outputs_in=False,
+                                     body=body)
+        return result if body is not None else outs
 
     def _run_numpy(self, inputs, outputs):
         self._execute_numpy(inputs, outputs, copy_outputs_in=True)
 
+    # --- CUDA graphs -----------------------------------------------------------------------
 
-def load(plan_path, device: int = None, libcuda: str = None) -> Program:
-    """Load the launch plan at ``plan_path`` (and the PTX it names).
+    def capture(self, *inputs, outputs=None, static_inputs: bool = False):
+        """Record this function's launches into a CUDA graph once; returns a
+        :class:`CudaGraph` that replays them on fixed device buffers.
+
+        The graph owns device buffers for the inputs, outputs and
+        intermediates (parameters are the Program's); ``inputs`` (torch
+        tensors or numpy arrays, as for a call) are copied into its input
+        buffers. With ``static_inputs=True`` the inputs must be CUDA tensors
+        (contiguous, 16-byte aligned) and are themselves the graph's input
+        buffers: write new data into them and call ``graph.replay()``.
+        ``outputs`` (CUDA tensors) are used as the output buffers instead of
+        fresh ones. See docs/runtime.md, "CUDA graphs".
+        """
+        self._check_inputs(inputs)
+        if outputs is not None:
+            outputs = list(outputs)
+            self._check_counts(inputs, outputs)
+            for i, (spec, o) in enumerate(zip(self.spec.outputs, outputs)):
+                _check_array(spec, o, "output", i, self.spec)
+                _check_output_layout(o, "output", i)
+                if not (_is_torch_tensor(o) and o.is_cuda):
+                    raise LayoutError(f"output {i}: a CUDA graph writes into "
+                                      f"CUDA tensors, got "
+                                      f"{'a CPU tensor' if _is_torch_tensor(o) else type(o).__name__}")
+        if static_inputs:
+            for i, x in enumerate(inputs):
+                if not (_is_torch_tensor(x) and x.is_cuda):
+                    raise LayoutError(f"input {i}: static_inputs needs CUDA "
+                                      f"tensors, got "
+                                      f"{'a CPU tensor' if _is_torch_tensor(x) else type(x).__name__}")
+                _check_output_layout(x, "input", i)
+        torch_mode = any(_is_torch_tensor(x) for x in inputs) or \
+            outputs is not None
+        return CudaGraph(self, inputs, outputs, static_inputs, torch_mode)
+
+    # --- profile ------------------------------------------------------------------------------
+
+    def profile(self, *inputs, repeat: int = 20, warmup: int = 2,
+                print: bool = True, file=None, peaks=None):
+        """Time every kernel with CUDA events over ``repeat`` runs (after
+        ``warmup`` untimed ones) and return a :class:`kgraph.profile.Profile`
+        (one row per kernel: its ops and their source locations, median time,
+        share of the total, achieved TFLOP/s and GB/s from the plan's
+        ``flops``/``bytes``, and the fraction of the device's roofline).
+        Prints the table unless ``print`` is False (to ``file``, default
+        stdout). ``peaks`` (a :class:`kgraph.profile.DevicePeaks`) overrides
+        the device table."""
+        from . import profile as _profile
+        if repeat < 1 or warmup < 0:
+            raise ValueError(f"profile needs repeat >= 1 and warmup >= 0, got "
+                             f"repeat={repeat}, warmup={warmup}")
+        self._check_inputs(inputs)
+
+        def body(drv, ordinal, stream, addresses):
+            launches = self._prepare_launches(drv, ordinal, stream, addresses)
+            for _ in range(warmup):
+                self._launch(drv, launches, stream)
+            n = len(launches)
+            events = []
+            try:
+                for _ in range(repeat):
+                    evs = []
+                    for _ in range(n + 1):
+                        evs.append(drv.event_create())
+                    events.append(evs)
+                for evs in events:
+                    for (k, fn, params), ev in zip(launches, evs):
+                        drv.event_record(ev, stream)
+                        drv.launch(fn, k.grid, k.block, k.shared_bytes, stream,
+                                   params.array, name=k.name)
+                    drv.event_record(evs[n], stream)
+                drv.event_synchronize(events[-1][n])
+                times = [[drv.event_elapsed_ms(evs[i], evs[i + 1]) * 1e3
+                          for evs in events] for i in range(n)]
+            finally:
+                for evs in events:
+                    for ev in evs:
+                        try:
+                            drv.event_destroy(ev)
+                        except KGraphError:
+                            pass
+            name = drv.device_name(ordinal)
+            try:
+                cc = drv.compute_capability(ordinal)
+            except KGraphError:
+                cc = None
+            return times, name, cc
+
+        if any(_is_torch_tensor(x) for x in inputs):
+            times, name, cc = self._call_torch(inputs, body=body)
+        else:
+            times, name, cc = self._call_numpy(inputs, body=body)
+        dev_peaks = peaks if peaks is not None else \
+            _profile.lookup_device_peaks(name, cc)
+        result = _profile.Profile.from_times(
+            self.spec, times, device=name, peaks=dev_peaks, repeat=repeat)
+        if print:
+            import builtins
+            builtins.print(result.table(), file=file if file is not None
+                           else sys.stdout)
+        return result
+
+
+class CudaGraph:
+    """A Program's launches captured once into a CUDA graph, replayed on
+    fixed device buffers (made by :meth:`Program.capture`).
+
+    ``graph(*inputs)`` copies ``inputs`` into the graph's input buffers,
+    replays and returns the outputs: for torch, the graph's own output tensors
+    (the same tensors every call, overwritten by the next replay: clone them
+    to keep a result) or CPU copies when the inputs were CPU tensors; for
+    numpy, fresh arrays. ``graph.replay()`` replays on whatever the input
+    buffers (``graph.inputs``) hold. Torch graphs replay on torch's current
+    stream without synchronizing; numpy graphs on the null stream, waiting for
+    the result. ``graph.close()`` (or leaving a ``with`` block) frees the
+    graph and its buffers.
+    """
+
+    def __init__(self, program, inputs, outputs, static_inputs, torch_mode):
+        self.program = program
+        spec = program.spec
+        self._torch = torch_mode
+        self._static_inputs = static_inputs
+        self._closed = False
+        self._exec = self._graph = self._stream = None
+        self._owned = []          # device allocations freed by close()
+        self._keep = []           # torch tensors the graph's launches use
+        self._cpu_results = False
+        drv = program._driver()
+        self._drv = drv
+        addresses = {}
+        try:
+            if torch_mode:
+                import torch
+                device = program._torch_device(
+                    list(inputs) + list(outputs or []))
+                self._device = device
+                ordinal = device.index
+                drv.set_device(ordinal)
+                self._cpu_results = all(
+                    not (_is_torch_tensor(x) and x.is_cuda) for x in inputs)
+                if static_inputs:
+                    ins = list(inputs)
+                else:
+                    ins = []
+                    for s, x in zip(spec.inputs, inputs):
+                        t = torch.empty(s.shape, dtype=torch_dtype(s.dtype),
+                                        device=device)
+                        t.copy_(x if _is_torch_tensor(x)
+                                else torch.from_numpy(x))
+                        ins.append(t)
+                outs = list(outputs) if outputs is not None else [
+                    torch.empty(s.shape, dtype=torch_dtype(s.dtype),
+                                device=device) for s in spec.outputs]
+                self.inputs, self.outputs = ins, outs
+                for s, t in zip(spec.inputs, ins):
+                    addresses[s.id] = t.data_ptr()
+                for s, t in zip(spec.outputs, outs):
+                    addresses[s.id] = t.data_ptr()
+                for s in spec.intermediates:
+                    t = torch.empty(max(s.bytes, 1), dtype=torch.uint8,
+                                    device=device)
+                    self._keep.append(t)
+                    addresses[s.id] = t.data_ptr()
+                # The copies above run on torch's stream; capture records
+                # nothing of them, replays are ordered after them.
+            else:
+                import numpy as np
+                ordinal = program._ordinal()
+                self._device = ordinal
+                drv.set_device(ordinal)
+                self.inputs = self.outputs = None
+                for s in spec.buffers:
+                    if s.kind == "parameter":
+                        continue
+                    ptr = drv.mem_alloc(s.bytes)
+                    self._owned.append(ptr)
+                    addresses[s.id] = ptr
+                for s, x in zip(spec.inputs, inputs):
+                    x = np.ascontiguousarray(x)
+                    drv.memcpy_htod(addresses[s.id], x.ctypes.data, s.bytes)
+            self._addresses = addresses
+            addresses.update(program._parameter_addresses(drv, ordinal)
+                             if spec.parameters else {})
+            stream = drv.stream_create()
+            self._stream = stream
+            launches = program._prepare_launches(drv, ordinal, stream,
+                                                 addresses, owned=self._owned)
+            # Tensor maps and inputs were copied with synchronous calls on the
+            # null stream; finish them before the graph can run.
+            drv.synchronize(None)
+            drv.begin_capture(stream)
+            try:
+                Program._launch(drv, launches, stream)
+            finally:
+                graph = drv.end_capture(stream)
+                self._graph = graph
+            self._exec = drv.graph_instantiate(graph)
+            #: Kernels the graph launches per replay.
+            self.num_kernels = len(launches)
+        except BaseException:
+            self.close()
+            raise
+
+    def _replay_stream(self):
+        if self._torch:
+            import torch
+            return torch.cuda.current_stream(self._device).cuda_stream
+        return None
+
+    def replay(self):
+        """Launch the captured kernels once on the current buffers."""
+        if self._closed:
+            raise KGraphError("the CUDA graph was closed")
+        drv = self._drv
+        drv.set_device(self._device.index if self._torch else self._device)
+        drv.graph_launch(self._exec, self._replay_stream())
+        if not self._torch:
+            drv.synchronize(None)
+
+    def __call__(self, *inputs):
+        if self._closed:
+            raise KGraphError("the CUDA graph was closed")
+        prog = self.program
+        prog._check_inputs(inputs)
+        spec = prog.spec
+        if self._torch:
+            import torch
+            for buf, x in zip(self.inputs, inputs):
+                if x is buf:
+                    continue
+                buf.copy_(x if _is_torch_tensor(x) else torch.from_numpy(x))
+            self.replay()
+            outs = self.outputs
+            if all(not (_is_torch_tensor(x) and x.is_cuda) for x in inputs):
+                outs = [o.cpu() for o in outs]
+        else:
+            import numpy as np
+            if any(_is_torch_tensor(x) for x in inputs):
+                raise DTypeError("this CUDA graph was captured on numpy arrays: "
+                                 "pass numpy arrays")
+            drv = self._drv
+            drv.set_device(self._device)
+            for s, x in zip(spec.inputs, inputs):
+                x = np.ascontiguousarray(x)
+                drv.memcpy_htod(self._addresses[s.id], x.ctypes.data, s.bytes)
+            drv.synchronize(None)
+            self.replay()
+            outs = []
+            for s in spec.outputs:
+                o = np.empty(s.shape, dtype=numpy_dtype(s.dtype))
+                drv.memcpy_dtoh(o.ctypes.data, self._addresses[s.id], s.bytes)
+                outs.append(o)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def close(self):
+        """Free the graph, its stream and its device buffers (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        drv = self._drv
+        for fn, h in ((drv.graph_exec_destroy, self._exec),
+                      (drv.graph_destroy, self._graph)):
+            if h is not None:
+                try:
+                    fn(h)
+                except KGraphError:
+                    pass
+        if self._stream is not None:
+            try:
+                # Replays on torch's stream may still read the buffers.
+                drv.synchronize(self._replay_stream() if self._torch else None)
+                drv.stream_destroy(self._stream)
+            except KGraphError:
+                pass
+        for ptr in self._owned:
+            try:
+                drv.mem_free(ptr)
+            except KGraphError:
+                pass
+        self._owned = []
+        self._keep = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the driver may be gone
+            pass
+
+    def __repr__(self):
+        state = "closed" if self._closed else f"{self.num_kernels} kernel(s)"
+        return f"<kgraph.CudaGraph of '{self.program.name}', {state}>"
+
+
+def _open_weights(plan: Plan):
+    """The plan's weights file, every parameter of every function checked
+    against it (dtype, shape, bytes); None when no function has any."""
+    if not any(f.parameters for f in plan.functions):
+        return None
+    weights = WeightsFile(plan.weights_path)
+    for f in plan.functions:
+        for p in f.parameters:
+            weights.check(p, f.name)
+    return weights
+
+
+def load(plan_path, device: int = None, libcuda: str = None,
+         function: str = None) -> Program:
+    """Load the launch plan at ``plan_path`` (and the PTX and weights file it
+    names) and return its function ``function`` (the first one when None) as
+    a :class:`Program`; ``program.function(name)`` gives the others.
 
     ``device`` is the CUDA ordinal used for numpy arrays and host tensors
     (default: torch's current device, else 0); CUDA tensors always run on their
     own device. ``libcuda`` overrides the driver library (default
     ``$KGRAPH_LIBCUDA`` or libcuda.so.1). No GPU is touched until the first
-    call or :meth:`Program.prepare`.
+    call or :meth:`Program.prepare`. Every parameter is checked against the
+    weights file here (a :class:`kgraph.WeightsError` names the tensor).
     """
     plan = load_plan(plan_path)
+    plan.function_plan(function)  # a clear PlanError for a wrong name
     try:
         with open(plan.ptx_path, "rb") as f:
             ptx = f.read()
     except OSError as e:
         raise PlanError(f"{plan.path}: cannot read PTX file {plan.ptx_path}: "
                         f"{e.strerror}") from e
-    return Program(plan, ptx, device=device, libcuda=libcuda)
+    return Program(plan, ptx, device=device, libcuda=libcuda,
+                   function=function)

@@ -6,8 +6,15 @@
 // on the host (so a plan can be executed end to end without a GPU) and logs
 // every launch (name, grid, block, shared bytes, stream, parameter values).
 //
+// Streams, CUDA graphs and events are simulated too: a launch on a stream
+// that is capturing is recorded (its parameter values copied, as the real
+// driver does) instead of run, cuGraphLaunch runs the recorded launches, and
+// events read a fake clock that every executed launch advances by
+// 1 + grid-size microseconds (so kernel times are known to the tests).
+//
 // Knobs (read at call time): FAKE_CUDA_INIT_RC (cuInit's result),
-// FAKE_CUDA_DEVICES (device count).
+// FAKE_CUDA_DEVICES (device count), FAKE_CUDA_NAME (device name, default
+// "Fake GPU <n>").
 
 #include <stdint.h>
 #include <stdio.h>
@@ -64,7 +71,11 @@ CUresult cuDeviceGet(int *dev, int ordinal) {
 }
 
 CUresult cuDeviceGetName(char *name, int len, int dev) {
-  snprintf(name, len, "Fake GPU %d", dev);
+  const char *fixed = getenv("FAKE_CUDA_NAME");
+  if (fixed)
+    snprintf(name, len, "%s", fixed);
+  else
+    snprintf(name, len, "Fake GPU %d", dev);
   return 0;
 }
 
@@ -127,11 +138,31 @@ static int numLaunches;
 static uint64_t u64(void **params, int i) { return *(uint64_t *)params[i]; }
 static int32_t i32(void **params, int i) { return *(int32_t *)params[i]; }
 
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                        void *stream, void **params, void **extra) {
-  int f = (int)(uintptr_t)fn - 1;
-  if (f < 0 || f >= numFuncs || extra) return 1;
+/// Bytes of each parameter of the known kernels (what a capture copies).
+static int paramSizes(const char *name, int sizes[8]) {
+  if (!strcmp(name, "fake_add_f32")) {
+    sizes[0] = sizes[1] = sizes[2] = 8, sizes[3] = 4;
+    return 4;
+  }
+  if (!strcmp(name, "fake_neg_f32")) {
+    sizes[0] = sizes[1] = sizes[2] = 8, sizes[3] = 4;
+    return 4;
+  }
+  if (!strcmp(name, "fake_nop")) {
+    sizes[0] = 8;
+    return 1;
+  }
+  return -1;
+}
+
+/// The fake clock (microseconds) events read; executed launches advance it.
+static double fakeClockUs;
+
+/// Runs kernel `f` on the host and logs it; `graph` marks a replay.
+static CUresult runKernel(int f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                          void *stream, void **params, int graph) {
+  if (f < 0 || f >= numFuncs) return 1;
   if ((int)smem > funcSmemLimit[f]) return 701;
   const char *name = funcNames[f];
   char args[256] = "";
@@ -162,14 +193,195 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   }
   if (numLaunches < MAX_LAUNCHES)
     snprintf(launchLog[numLaunches], 512,
-             "%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%#llx args=%s",
-             name, gx, gy, gz, bx, by, bz, smem,
+             "%s%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%#llx args=%s",
+             graph ? "graph:" : "", name, gx, gy, gz, bx, by, bz, smem,
              (unsigned long long)(uintptr_t)stream, args);
   ++numLaunches;
+  fakeClockUs += 1.0 + (double)gx * gy * gz;
   return 0;
 }
 
-CUresult cuStreamSynchronize(void *stream) { return 0; }
+// --- streams, graphs and events ---------------------------------------------------
+
+/// One launch recorded by a capture, with copies of its parameter values.
+typedef struct {
+  int f;
+  unsigned dims[6], smem;
+  int numParams;
+  unsigned char values[8][8];
+  void *params[8];
+} Node;
+
+#define MAX_NODES 64
+typedef struct {
+  Node nodes[MAX_NODES];
+  int numNodes;
+  int instantiated;
+} Graph;
+
+#define MAX_STREAMS 16
+static int streamLive[MAX_STREAMS];
+static Graph *streamCapture[MAX_STREAMS]; // the graph a stream records into
+static int liveStreams, liveGraphs, liveExecs, liveEvents, graphLaunches;
+
+/// The index of a stream made by cuStreamCreate, -1 for the null stream and
+/// anything else.
+static int streamIndex(void *stream) {
+  uintptr_t s = (uintptr_t)stream;
+  if (s < 0x5000 || s >= 0x5000 + MAX_STREAMS) return -1;
+  return streamLive[s - 0x5000] ? (int)(s - 0x5000) : -1;
+}
+
+CUresult cuStreamCreate(void **stream, unsigned flags) {
+  for (int i = 0; i < MAX_STREAMS; ++i)
+    if (!streamLive[i]) {
+      streamLive[i] = 1;
+      streamCapture[i] = NULL;
+      *stream = (void *)(uintptr_t)(0x5000 + i);
+      ++liveStreams;
+      return 0;
+    }
+  return 2;
+}
+
+CUresult cuStreamDestroy_v2(void *stream) {
+  int i = streamIndex(stream);
+  if (i < 0 || streamCapture[i]) return 1;
+  streamLive[i] = 0;
+  --liveStreams;
+  return 0;
+}
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  int i = streamIndex(stream); // the null stream cannot be captured
+  if (i < 0 || streamCapture[i] || mode < 0 || mode > 2) return 1;
+  streamCapture[i] = calloc(1, sizeof(Graph));
+  return streamCapture[i] ? 0 : 2;
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  int i = streamIndex(stream);
+  if (i < 0 || !streamCapture[i]) return 1;
+  *graph = streamCapture[i];
+  streamCapture[i] = NULL;
+  ++liveGraphs;
+  return 0;
+}
+
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                     unsigned long long flags) {
+  if (!graph || flags) return 1;
+  Graph *copy = malloc(sizeof(Graph));
+  if (!copy) return 2;
+  memcpy(copy, graph, sizeof(Graph));
+  for (int n = 0; n < copy->numNodes; ++n)
+    for (int p = 0; p < copy->nodes[n].numParams; ++p)
+      copy->nodes[n].params[p] = copy->nodes[n].values[p];
+  copy->instantiated = 1;
+  *exec = copy;
+  ++liveExecs;
+  return 0;
+}
+
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  Graph *g = exec;
+  if (!g || !g->instantiated) return 1;
+  ++graphLaunches;
+  for (int n = 0; n < g->numNodes; ++n) {
+    Node *node = &g->nodes[n];
+    CUresult rc = runKernel(node->f, node->dims[0], node->dims[1],
+                            node->dims[2], node->dims[3], node->dims[4],
+                            node->dims[5], node->smem, stream, node->params, 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+CUresult cuGraphExecDestroy(void *exec) {
+  Graph *g = exec;
+  if (!g || !g->instantiated) return 1;
+  free(g);
+  --liveExecs;
+  return 0;
+}
+
+CUresult cuGraphDestroy(void *graph) {
+  if (!graph) return 1;
+  free(graph);
+  --liveGraphs;
+  return 0;
+}
+
+CUresult cuEventCreate(void **event, unsigned flags) {
+  double *e = calloc(1, sizeof(double));
+  if (!e) return 2;
+  *e = -1;
+  *event = e;
+  ++liveEvents;
+  return 0;
+}
+
+CUresult cuEventRecord(void *event, void *stream) {
+  int i = streamIndex(stream);
+  if (!event || (i >= 0 && streamCapture[i])) return 1;
+  *(double *)event = fakeClockUs;
+  return 0;
+}
+
+CUresult cuEventSynchronize(void *event) { return event ? 0 : 1; }
+
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  if (!start || !end || *(double *)start < 0 || *(double *)end < 0) return 1;
+  *ms = (float)((*(double *)end - *(double *)start) / 1000.0);
+  return 0;
+}
+
+CUresult cuEventDestroy_v2(void *event) {
+  if (!event) return 1;
+  free(event);
+  --liveEvents;
+  return 0;
+}
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        void *stream, void **params, void **extra) {
+  int f = (int)(uintptr_t)fn - 1;
+  if (f < 0 || f >= numFuncs || extra) return 1;
+  int s = streamIndex(stream);
+  if (s >= 0 && streamCapture[s]) {
+    // Recorded, not run: the parameter values are copied now.
+    Graph *g = streamCapture[s];
+    int sizes[8];
+    int n = paramSizes(funcNames[f], sizes);
+    if (n < 0 || g->numNodes == MAX_NODES) return 1;
+    Node *node = &g->nodes[g->numNodes++];
+    node->f = f;
+    unsigned dims[6] = {gx, gy, gz, bx, by, bz};
+    memcpy(node->dims, dims, sizeof dims);
+    node->smem = smem;
+    node->numParams = n;
+    for (int p = 0; p < n; ++p) {
+      memset(node->values[p], 0, 8);
+      memcpy(node->values[p], params[p], sizes[p]);
+    }
+    return 0;
+  }
+  return runKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, 0);
+}
+
+CUresult cuStreamSynchronize(void *stream) {
+  int i = streamIndex(stream);
+  return i >= 0 && streamCapture[i] ? 1 : 0;
+}
+
+CUresult cuDeviceGetAttribute(int *value, int attrib, int dev) {
+  // 75/76: compute capability major/minor (9.0).
+  if (attrib == 75) *value = 9;
+  else if (attrib == 76) *value = 0;
+  else return 1;
+  return 0;
+}
 
 // --- memory --------------------------------------------------------------------
 
@@ -262,4 +474,8 @@ int fake_smem_limit(const char *name) {
     if (!strcmp(funcNames[i], name)) return funcSmemLimit[i];
   return -1;
 }
-void fake_reset(void) { numLaunches = 0; numMaps = 0; }
+int fake_live_streams(void) { return liveStreams; }
+int fake_live_graphs(void) { return liveGraphs + liveExecs; }
+int fake_live_events(void) { return liveEvents; }
+int fake_graph_launches(void) { return graphLaunches; }
+void fake_reset(void) { numLaunches = 0; numMaps = 0; graphLaunches = 0; }

@@ -66,7 +66,7 @@ _DEL = object()
 BAD = [
     (("format",), "something-else", "not a kgraph launch plan: format is 'something-else'"),
     (("format",), _DEL, "not a kgraph launch plan: format is None"),
-    (("version",), 2, "unsupported launch plan version 2 (this runtime knows [1])"),
+    (("version",), 3, "unsupported launch plan version 3 (this runtime knows [1, 2])"),
     (("version",), "1", "unsupported launch plan version '1'"),
     (("version",), True, "unsupported launch plan version True"),
     (("target",), _DEL, "missing field 'target'"),
@@ -76,6 +76,9 @@ BAD = [
     (("buffers", 0, "id"), 1, "buffers[1].id: duplicate buffer id 1"),
     (("buffers", 0, "id"), -1, "buffers[0].id: expected an integer >= 0, got -1"),
     (("buffers", 0, "kind"), "weight", "buffers[0].kind: unknown buffer kind 'weight'"),
+    # Version 1 plans have no parameters.
+    (("buffers", 0, "kind"), "parameter", "buffers[0].kind: unknown buffer kind 'parameter' "
+                                          "(expected one of ['input', 'output', 'intermediate'])"),
     (("buffers", 0, "index"), _DEL, "buffers[0]: missing field 'index'"),
     (("buffers", 1, "index"), 0, "input indices must be 0..1 each exactly once, got [0, 0]"),
     (("buffers", 1, "index"), 2, "input indices must be 0..1 each exactly once, got [0, 2]"),

@@ -77,11 +77,14 @@ def pytest_generate_tests(metafunc):
     ``matmul_case``: the kgraph.matmul cases (section "matmul");
     ``conv_case``: the kgraph.conv2d cases (section "conv");
     ``graph_case``: the whole-graph (fusion) cases (section "graphs");
-    ``fuzz_case``: the random graphs (section "fuzz", test/fuzz/gpu_cases.py)."""
+    ``fuzz_case``: the random graphs (section "fuzz", test/fuzz/gpu_cases.py);
+    ``runtime_case``: the runtime cases (section "runtime",
+    test/GPU/cases/runtime_cases.py)."""
     for fixture, section in (("case", "cases"), ("matmul_case", "matmul"),
                              ("conv_case", "conv"),
                              ("graph_case", "graphs"),
-                             ("fuzz_case", "fuzz")):
+                             ("fuzz_case", "fuzz"),
+                             ("runtime_case", "runtime")):
         if fixture in metafunc.fixturenames:
             _parametrize_cases(metafunc, fixture, section)
 

@@ -30,10 +30,11 @@
 // PTX90: .target sm_90a
 
 // PLAN: "format": "kgraph-launch-plan"
-// PLAN: "function": "main"
+// PLAN: "functions": [
 // PLAN: "name": "main_k25"
+// PLAN: "name": "main"
 // PLAN: "target": "sm_80"
-// PLAN: "version": 1
+// PLAN: "version": 2
 
 func.func @main(%a: tensor<3x5x1023xf32>, %row: tensor<1023xf32>, %col: tensor<3x5x1xf32>,
                 %h: tensor<1000xf16>, %bf: tensor<1000xbf16>, %i: tensor<7x9xi32>, %j: tensor<9xi32>)

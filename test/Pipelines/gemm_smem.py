@@ -56,7 +56,9 @@ def check(kgraph_opt, target, mlir, plan, flags=()):
                    f"{err.strip()}"]
     model = [int(n) for n in _REMARK.findall(err)]
     with open(plan) as f:
-        kernels = json.load(f)["kernels"]
+        data = json.load(f)
+    # Every function's kernels, in module order (version 1: the one's).
+    kernels = [k for fn in data.get("functions", [data]) for k in fn["kernels"]]
     errors = []
     if len(kernels) != len(kinds):
         return 0, [f"{plan}: {len(kernels)} kernels but {len(kinds)} groups "

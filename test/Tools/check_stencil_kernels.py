@@ -32,7 +32,8 @@ def compile_case(opt, mlir, target="sm_80"):
         with open(src, "w") as f:
             f.write(mlir)
         subprocess.run([opt, f"--tile={target}", src, "-o", os.path.join(d, "k.ptx")], check=True)
-        plan = json.load(open(os.path.join(d, "k.plan.json")))
+        # The one function of the plan (version 2: functions[0]).
+        plan = json.load(open(os.path.join(d, "k.plan.json")))["functions"][0]
         gen = subprocess.run(
             [opt, src, "--mlir-print-op-generic", "--pass-pipeline="
              f"builtin.module(func.func(kgraph-form-kernels),kgraph-tile{{target={target}}},"

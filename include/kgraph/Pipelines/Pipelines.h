@@ -65,11 +65,14 @@ void registerPipelines();
 std::string avoidPtxasDefects(llvm::StringRef ptx);
 
 /// Writes the PTX of the module's `gpu.binary` (made with format=isa) to
-/// `ptxPath` and its launch plan (docs/launch-plan.md) to `planPath`. The
-/// module must hold exactly one graph function.
+/// `ptxPath` and its launch plan (docs/launch-plan.md, version 2: one entry
+/// per graph function) to `planPath`. `inputPath` is the .mlir file the
+/// module came from ("-" or empty: stdin): the module's `kgraph.weights` is
+/// relative to its folder.
 mlir::LogicalResult emitPTXAndPlan(mlir::ModuleOp module,
                                    llvm::StringRef ptxPath,
-                                   llvm::StringRef planPath);
+                                   llvm::StringRef planPath,
+                                   llvm::StringRef inputPath = "");
 
 } // namespace kgraph
 

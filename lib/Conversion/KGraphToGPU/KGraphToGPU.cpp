@@ -6,6 +6,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Target/ElementTypes.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -205,6 +206,130 @@ static void materializeReturnedValues(func::FuncOp func) {
   }
 }
 
+std::string kgraph::formatPlanLocation(Location loc) {
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc)) {
+    std::string out = (file.getFilename().getValue() + ":" +
+                       Twine(file.getLine()))
+                          .str();
+    if (file.getColumn() != 0)
+      out += ":" + std::to_string(file.getColumn());
+    return out;
+  }
+  if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
+    std::string child = formatPlanLocation(name.getChildLoc());
+    std::string out = name.getName().getValue().str();
+    return child.empty() ? out : out + " (" + child + ")";
+  }
+  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
+    return formatPlanLocation(call.getCallee());
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
+    std::string out;
+    llvm::ListSeparator sep(", ");
+    for (Location part : fused.getLocations()) {
+      std::string s = formatPlanLocation(part);
+      if (!s.empty())
+        out += StringRef(sep).str() + s;
+    }
+    return out;
+  }
+  return "";
+}
+
+/// Elements of a statically shaped tensor type, 0 for anything else.
+static int64_t numElementsOf(Type type) {
+  auto shaped = llvm::dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : 0;
+}
+
+/// Bytes of a tensor of `type` in device memory (i1 is one byte).
+static int64_t storageBytesOf(Type type) {
+  const ElementTypeInfo *info =
+      lookupElementType(getStorageElementType(getElementTypeOrSelf(type)));
+  return info ? numElementsOf(type) * int64_t(info->storageBytes) : 0;
+}
+
+GroupWork kgraph::getGroupWork(FusedOp group) {
+  GroupWork work;
+  for (Value v : group.getInputs())
+    work.bytes += storageBytesOf(v.getType());
+  for (Value v : group.getResults())
+    work.bytes += storageBytesOf(v.getType());
+  group.getBody().walk([&](Operation *op) {
+    if (!llvm::isa_and_present<KGraphDialect>(op->getDialect()) ||
+        llvm::isa<YieldOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp,
+                  BroadcastToOp>(op) ||
+        op->getNumResults() != 1)
+      return;
+    int64_t out = numElementsOf(op->getResult(0).getType());
+    if (auto mm = llvm::dyn_cast<MatmulOp>(op)) {
+      auto lhs = llvm::cast<ShapedType>(mm.getLhs().getType());
+      int64_t k = lhs.getDimSize(lhs.getRank() - (mm.getTransposeA() ? 2 : 1));
+      work.flops += 2 * out * k;
+    } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+      auto filter = llvm::cast<ShapedType>(conv.getFilter().getType());
+      // Each output element reduces over one filter's C/groups x KH x KW.
+      work.flops += 2 * out * (filter.getNumElements() / filter.getDimSize(0));
+    } else if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
+      ArrayRef<int64_t> window = pool.getKernel();
+      work.flops += out * window[0] * window[1];
+    } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      work.flops += numElementsOf(reduce.getInput().getType());
+    } else {
+      work.flops += out;
+    }
+  });
+  return work;
+}
+
+StringRef kgraph::getGroupCompute(FusedOp group,
+                                  KernelConfigAttrInterface config) {
+  auto mm = llvm::dyn_cast<MatmulConfigAttr>(config);
+  if (!mm || mm.getInstruction() == MmaKind::fma || group.getInputs().empty())
+    return "simt";
+  Type operand = getElementTypeOrSelf(group.getInputs().front().getType());
+  const ElementTypeInfo *info = lookupElementType(operand);
+  if (!info || !info->mmaOperand)
+    return "simt";
+  switch (*info->mmaOperand) {
+  case MmaOperandType::F16:
+  case MmaOperandType::BF16:
+    return "tensor_f16";
+  case MmaOperandType::TF32:
+    return "tensor_tf32";
+  case MmaOperandType::I8:
+    return "tensor_i8";
+  case MmaOperandType::F8E4M3:
+    return "simt";
+  }
+  return "simt";
+}
+
+/// The kKernelInfoAttrName dictionary of the kernel of `group`.
+static DictionaryAttr getKernelInfo(FusedOp group,
+                                    KernelConfigAttrInterface config) {
+  MLIRContext *ctx = group.getContext();
+  Builder b(ctx);
+  SmallVector<Attribute> ops;
+  for (Operation &op : group.getBody().front()) {
+    // Constants are folded into the kernel: not an op of its own.
+    if (llvm::isa<YieldOp>(op) || op.hasTrait<mlir::OpTrait::ConstantLike>())
+      continue;
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("op", b.getStringAttr(op.getName().getStringRef()))};
+    std::string loc = formatPlanLocation(op.getLoc());
+    if (!loc.empty())
+      fields.push_back(b.getNamedAttr("loc", b.getStringAttr(loc)));
+    ops.push_back(b.getDictionaryAttr(fields));
+  }
+  GroupWork work = getGroupWork(group);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("ops", b.getArrayAttr(ops)),
+       b.getNamedAttr("flops", b.getI64IntegerAttr(work.flops)),
+       b.getNamedAttr("bytes", b.getI64IntegerAttr(work.bytes)),
+       b.getNamedAttr("compute",
+                      b.getStringAttr(getGroupCompute(group, config)))});
+}
+
 namespace {
 struct LowerToGPUPass
     : public kgraph::impl::KGraphLowerToGPUBase<LowerToGPUPass> {
@@ -319,14 +444,18 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
     grid = {c(launch.grid[0]), c(launch.grid[1]), c(launch.grid[2])};
     if (launch.sharedMemoryBytes > 0)
       setSharedBytes(launch.sharedMemoryBytes);
-    gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid, block,
-                              sharedBytes, operands);
+    auto launchOp = gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid,
+                                              block, sharedBytes, operands);
+    launchOp->setAttr(kKernelInfoAttrName, getKernelInfo(group, config));
   }
   for (Value alloc : allocations)
     memref::DeallocOp::create(b, loc, alloc);
   func::ReturnOp::create(b, loc);
 
-  // Swap in the new body and signature.
+  // Swap in the new body and signature; model parameters stay marked.
+  SmallVector<StringAttr> params;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    params.push_back(func.getArgAttrOfType<StringAttr>(i, kParamAttrName));
   SmallVector<Type> oldArgTypes(func.getArgumentTypes());
   SmallVector<Type> oldResultTypes(func.getResultTypes());
   unsigned numInputs = func.getNumArguments();
@@ -339,6 +468,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   func.setAllArgAttrs(SmallVector<DictionaryAttr>(
       argTypes.size(), DictionaryAttr::get(ctx, {})));
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  for (auto [i, name] : llvm::enumerate(params))
+    if (name)
+      func.setArgAttr(i, kParamAttrName, name);
   for (unsigned i = 0; i < numResults; ++i)
     func.setArgAttr(numInputs + i, kResultArgAttrName,
                     IntegerAttr::get(IntegerType::get(ctx, 64), i));

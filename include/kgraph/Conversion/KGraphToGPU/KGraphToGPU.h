@@ -95,6 +95,37 @@ mlir::FailureOr<mlir::ArrayAttr> getGemmTensorMaps(FusedOp group,
 /// maps of a launch (read by the plan emitter).
 inline constexpr llvm::StringLiteral kTensorMapsAttrName = "kgraph.tensor_maps";
 
+/// Name of the host gpu.launch_func attribute describing the kernel for the
+/// launch plan's profile fields (docs/launch-plan.md): a dictionary with
+/// `ops` (the group's ops: `{op = "kgraph.conv2d", loc = "model.py:12"}`),
+/// `flops` and `bytes` (getGroupWork) and `compute` (the roofline the
+/// kernel's math runs on: getGroupCompute).
+inline constexpr llvm::StringLiteral kKernelInfoAttrName = "kgraph.kernel_info";
+
+/// The work model of the launch plan: arithmetic operations and compulsory
+/// device-memory traffic of one group.
+struct GroupWork {
+  /// Operations: 2 per multiply-add of kgraph.matmul / kgraph.conv2d, one
+  /// per window element of kgraph.pool2d, one per input element of
+  /// kgraph.reduce, one per result element of every other computing op;
+  /// data movement and constants count 0.
+  int64_t flops = 0;
+  /// Bytes of the group's inputs plus its results, each moved once (what
+  /// any kernel computing the group must read and write at least).
+  int64_t bytes = 0;
+};
+GroupWork getGroupWork(FusedOp group);
+
+/// The roofline a kernel of `group` under `config` computes on:
+/// "tensor_f16" (mma.sync / wgmma on f16 or bf16), "tensor_tf32",
+/// "tensor_i8", else "simt" (CUDA-core fp32 lanes).
+llvm::StringRef getGroupCompute(FusedOp group, KernelConfigAttrInterface config);
+
+/// `loc` as the launch plan writes it: `file:line:col` (`file:line` when the
+/// column is 0), the name of a NameLoc (with its child in parentheses when
+/// known), the parts of a FusedLoc joined by ", "; empty when unknown.
+std::string formatPlanLocation(mlir::Location loc);
+
 /// Builds the body of `kernel` (arguments: the group's inputs, then its
 /// result) computing the matmul or conv2d `group` with `config` on
 /// `target`.

@@ -4,7 +4,9 @@
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -43,6 +45,65 @@ Operation *KGraphDialect::materializeConstant(OpBuilder &builder,
     if (arith::ConstantOp::isBuildableWith(typed, type))
       return arith::ConstantOp::create(builder, loc, type, typed);
   return nullptr;
+}
+
+/// `kgraph.param = "<name>"` on a func.func argument: a non-empty string on
+/// a statically shaped tensor (or, after kgraph-lower-to-gpu, memref)
+/// argument, its name used by no other argument of the function. Other
+/// kgraph argument attributes (kgraph.result, kgraph.dtype of the lowered
+/// host function) are the lowering's and are not checked here.
+LogicalResult KGraphDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != kParamAttrName)
+    return success();
+  auto func = llvm::dyn_cast<FunctionOpInterface>(op);
+  if (!func || op->getName().getStringRef() != "func.func" || regionIndex != 0)
+    return op->emitOpError("'")
+           << kParamAttrName << "' is only valid on a func.func argument";
+  auto name = llvm::dyn_cast<StringAttr>(attr.getValue());
+  if (!name)
+    return op->emitOpError("'")
+           << kParamAttrName << "' of argument #" << argIndex
+           << " must be a string (the tensor's name in the weights file), got "
+           << attr.getValue();
+  if (name.getValue().empty())
+    return op->emitOpError("'")
+           << kParamAttrName << "' of argument #" << argIndex
+           << " must be a non-empty name";
+  Type type = func.getArgumentTypes()[argIndex];
+  auto shaped = llvm::dyn_cast<ShapedType>(type);
+  if (!shaped || !llvm::isa<RankedTensorType, MemRefType>(type) ||
+      !shaped.hasStaticShape())
+    return op->emitOpError("'")
+           << kParamAttrName << "' of argument #" << argIndex
+           << " must be on a statically shaped tensor argument, got " << type;
+  for (unsigned other = 0; other < argIndex; ++other) {
+    auto otherName = func.getArgAttrOfType<StringAttr>(other, kParamAttrName);
+    if (otherName && otherName == name)
+      return op->emitOpError("parameter '")
+             << name.getValue() << "' is bound to arguments #" << other
+             << " and #" << argIndex;
+  }
+  return success();
+}
+
+/// `kgraph.weights = "<path>"`: a non-empty string on the module.
+LogicalResult KGraphDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != kWeightsAttrName)
+    return success();
+  if (!llvm::isa<ModuleOp>(op))
+    return op->emitOpError("'")
+           << kWeightsAttrName << "' is only valid on a builtin.module";
+  auto path = llvm::dyn_cast<StringAttr>(attr.getValue());
+  if (!path || path.getValue().empty())
+    return op->emitOpError("'")
+           << kWeightsAttrName
+           << "' must be a non-empty string (the weights file's path), got "
+           << attr.getValue();
+  return success();
 }
 
 LogicalResult ElementwiseConfigAttr::verify(

@@ -28,6 +28,10 @@ def KGraph_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // `kgraph.param` (a func.func argument that is a model parameter) and
+  // `kgraph.weights` (the module's weights file): see docs/launch-plan.md.
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//
