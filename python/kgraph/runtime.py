@@ -85,7 +85,7 @@ class KernelParams:
                 except KeyError:
                     raise KGraphError(f"kernel '{kernel.name}' argument {i}: no "
                                       f"address for buffer {arg.buffer}") from None
-                values.append(ctypes.c_uint64(addr))
+                values.append(ctypes.c_uint64(addr + arg.byte_offset))
             else:
                 ctype = _SCALAR_CTYPES[arg.type]
                 value = float(arg.value) if arg.type == "f32" else int(arg.value)
@@ -115,7 +115,8 @@ def encode_tensor_maps(drv, arg, addresses) -> bytes:
     """The CUtensorMaps of a "tensor_maps" argument over the buffers at
     ``addresses`` (buffer id -> device address), concatenated, 128 bytes
     each."""
-    return b"".join(drv.encode_tensor_map(m, addresses[m.buffer])
+    return b"".join(drv.encode_tensor_map(m, addresses[m.buffer] +
+                                          m.byte_offset)
                     for m in arg.maps)
 
 
