@@ -8,6 +8,7 @@
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Pipelines/Pipelines.h"
 #include "kgraph/Target/ElementTypes.h"
@@ -39,6 +40,59 @@ static FailureOr<int64_t> constantDim(Value v) {
   return failure();
 }
 
+/// A kernel operand as the launch plan passes it: a plan buffer and the
+/// offset in bytes of the operand's first element in it.
+struct PlanBufferRef {
+  int64_t buffer;
+  int64_t byteOffset;
+};
+
+/// Resolves the kernel operand `v` to its plan buffer: `v` is a buffer (in
+/// `bufferIds`) or a view of one that kgraph-lower-to-gpu made for a
+/// reshape or a contiguous slice (a memref.reinterpret_cast,
+/// kgraph.buffer_view, or what canonicalization made of them: expand_shape,
+/// collapse_shape, cast, subview), possibly a view of a view. Failure if
+/// `v` is something else. Only kgraph.buffer_view moves the aligned
+/// pointer; the other view ops keep it and describe the first element by
+/// their layout's offset.
+static FailureOr<PlanBufferRef>
+resolvePlanBuffer(Value v, const DenseMap<Value, int64_t> &bufferIds) {
+  // Where `v`'s aligned pointer points: the root buffer's start, or a
+  // buffer_view's first element.
+  std::optional<PlanBufferRef> aligned;
+  for (Value base = v; !aligned;) {
+    if (auto it = bufferIds.find(base); it != bufferIds.end()) {
+      aligned = PlanBufferRef{it->second, 0};
+      break;
+    }
+    Operation *def = base.getDefiningOp();
+    if (auto view = llvm::dyn_cast_if_present<BufferViewOp>(def)) {
+      FailureOr<PlanBufferRef> source =
+          resolvePlanBuffer(view.getSource(), bufferIds);
+      if (failed(source))
+        return failure();
+      aligned = PlanBufferRef{source->buffer,
+                              source->byteOffset + int64_t(view.getByteOffset())};
+      break;
+    }
+    if (!llvm::isa_and_present<memref::ReinterpretCastOp, memref::ExpandShapeOp,
+                               memref::CollapseShapeOp, memref::CastOp,
+                               memref::SubViewOp>(def))
+      return failure();
+    base = def->getOperand(0);
+  }
+  // `v`'s first element is its layout's offset past the aligned pointer.
+  auto type = llvm::cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  const ElementTypeInfo *info = lookupElementType(type.getElementType());
+  if (!info || failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return failure();
+  aligned->byteOffset += offset * int64_t(info->storageBytes);
+  return *aligned;
+}
+
 /// The "tensor_maps" argument of `launch` from the host's description
 /// `maps` (getGemmTensorMaps): each map's `arg` is a kernel operand, which
 /// must be a plan buffer.
@@ -64,16 +118,17 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
     auto arg = d ? d.getAs<IntegerAttr>("arg") : IntegerAttr();
     if (!arg || arg.getInt() < 0 || arg.getInt() >= int64_t(operands.size()))
       return emitError(launch.getLoc(), "malformed tensor map description");
-    auto it = bufferIds.find(operands[arg.getInt()]);
-    if (it == bufferIds.end())
+    FailureOr<PlanBufferRef> ref =
+        resolvePlanBuffer(operands[arg.getInt()], bufferIds);
+    if (failed(ref))
       return emitError(launch.getLoc(), "tensor map of a kernel operand that "
                                         "is not a plan buffer");
     llvm::json::Array box = ints(d.get("box"));
     llvm::json::Array elementStrides;
     for (size_t i = 0; i < box.size(); ++i)
       elementStrides.push_back(1);
-    out.push_back(llvm::json::Object{
-        {"buffer", it->second},
+    llvm::json::Object map{
+        {"buffer", ref->buffer},
         {"dtype", str(d, "dtype")},
         {"dims", ints(d.get("dims"))},
         {"strides", ints(d.get("strides"))},
@@ -82,7 +137,10 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
         {"swizzle", str(d, "swizzle")},
         {"interleave", str(d, "interleave")},
         {"l2_promotion", str(d, "l2_promotion")},
-        {"oob_fill", str(d, "oob_fill")}});
+        {"oob_fill", str(d, "oob_fill")}};
+    if (ref->byteOffset != 0)
+      map["byte_offset"] = ref->byteOffset;
+    out.push_back(std::move(map));
   }
   return llvm::json::Object{{"kind", "tensor_maps"}, {"maps", std::move(out)}};
 }
@@ -263,11 +321,14 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
           continue;
         }
       }
-      auto it = bufferIds.find(operand);
-      if (it == bufferIds.end())
+      // A view is its root buffer at a byte offset.
+      FailureOr<PlanBufferRef> ref = resolvePlanBuffer(operand, bufferIds);
+      if (failed(ref))
         return emitError(launch.getLoc(), "kernel operand is not a plan buffer");
-      args.push_back(llvm::json::Object{{"kind", "buffer"},
-                                        {"buffer", it->second}});
+      llvm::json::Object arg{{"kind", "buffer"}, {"buffer", ref->buffer}};
+      if (ref->byteOffset != 0)
+        arg["byte_offset"] = ref->byteOffset;
+      args.push_back(std::move(arg));
     }
     llvm::json::Object kernel{
         {"name", launch.getKernelName().getValue()},

@@ -67,6 +67,8 @@ class TensorMapSpec:
     interleave: str
     l2_promotion: str
     oob_fill: str
+    #: The map's global address is the buffer's plus this (a view).
+    byte_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class ArgSpec:
 
     kind: str  # "buffer", "scalar" or "tensor_maps"
     buffer: Optional[int] = None
+    #: A "buffer" argument is the buffer's address plus this (a view).
+    byte_offset: int = 0
     type: Optional[str] = None
     value: Optional[float] = None
     maps: Tuple[TensorMapSpec, ...] = ()
@@ -261,6 +265,26 @@ class _Checker:
         return tuple(v)
 
 
+#: Views start at offsets that keep the kernels' 16-byte vector accesses
+#: aligned.
+BYTE_OFFSET_ALIGNMENT = 16
+
+
+def _byte_offset(c, obj, where, buf) -> int:
+    """The optional "byte_offset" of a buffer argument or tensor map: where a
+    view starts in ``buf`` (absent = 0)."""
+    if "byte_offset" not in obj:
+        return 0
+    off = c.int_field(obj, "byte_offset", where)
+    if off % BYTE_OFFSET_ALIGNMENT:
+        c.fail(f"{where}.byte_offset",
+               f"{off} is not a multiple of {BYTE_OFFSET_ALIGNMENT}")
+    if off >= buf.bytes:
+        c.fail(f"{where}.byte_offset",
+               f"{off} is not inside buffer {buf.id} of {buf.bytes} bytes")
+    return off
+
+
 #: Values of the tensor-map enums the plan may name.
 TENSOR_MAP_DTYPES = tuple(name for name, d in DTYPES.items()
                           if d.tensor_map is not None)
@@ -318,14 +342,17 @@ def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
     if dtype != buf.dtype:
         c.fail(f"{where}.dtype", f"is {dtype} but buffer {bid} holds {buf.dtype}")
     size = DTYPE_SIZES[dtype]
+    offset = _byte_offset(c, m, where, buf)
     extent = dims[0] * size + sum((d - 1) * s for d, s in zip(dims[1:], strides))
-    if extent > buf.bytes:
-        c.fail(where, f"spans {extent} bytes but buffer {bid} has {buf.bytes}")
+    if offset + extent > buf.bytes:
+        at = f" from byte {offset}" if offset else ""
+        c.fail(where, f"spans {extent} bytes{at} but buffer {bid} has "
+                      f"{buf.bytes}")
     return TensorMapSpec(bid, dtype, dims, strides, box, estrides,
                          choice("swizzle", TENSOR_MAP_SWIZZLES),
                          choice("interleave", TENSOR_MAP_INTERLEAVES),
                          choice("l2_promotion", TENSOR_MAP_L2_PROMOTIONS),
-                         choice("oob_fill", TENSOR_MAP_OOB_FILLS))
+                         choice("oob_fill", TENSOR_MAP_OOB_FILLS), offset)
 
 
 def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
@@ -409,17 +436,9 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
                 bid = c.int_field(a, "buffer", awhere)
                 if bid not in seen_ids:
                     c.fail(f"{awhere}.buffer", f"no buffer with id {bid}")
-                offset = 0
-                if "byte_offset" in a:
-                    offset = c.int_field(a, "byte_offset", awhere)
-                    if offset % 16:
-                        c.fail(f"{awhere}.byte_offset",
-                               f"{offset} is not a multiple of 16")
-                    if offset >= max(by_id[bid].bytes, 1):
-                        c.fail(f"{awhere}.byte_offset",
-                               f"{offset} is not inside buffer {bid} "
-                               f"({by_id[bid].bytes} bytes)")
-                args.append(ArgSpec("buffer", buffer=bid, byte_offset=offset))
+                off = _byte_offset(c, a, awhere,
+                                   by_id[bid])
+                args.append(ArgSpec("buffer", buffer=bid, byte_offset=off))
             elif akind == "scalar":
                 stype = c.field(a, "type", awhere)
                 if stype not in SCALAR_TYPES:

@@ -122,7 +122,8 @@ def encode_tensor_maps(drv, arg, addresses) -> bytes:
     """The CUtensorMaps of a "tensor_maps" argument over the buffers at
     ``addresses`` (buffer id -> device address), concatenated, 128 bytes
     each."""
-    return b"".join(drv.encode_tensor_map(m, addresses[m.buffer])
+    return b"".join(drv.encode_tensor_map(m, addresses[m.buffer] +
+                                          m.byte_offset)
                     for m in arg.maps)
 
 

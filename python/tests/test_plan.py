@@ -100,6 +100,12 @@ BAD = [
     (("kernels", 0, "args", 2, "type"), "f64", "kernels[0].args[2].type: unknown scalar type 'f64'"),
     (("kernels", 1, "args", 3, "value"), 1 << 40, "kernels[1].args[3].value: 1099511627776 is not a valid i32"),
     (("kernels", 0, "args", 3, "value"), "x", "kernels[0].args[3].value: 'x' is not a valid f32"),
+    (("kernels", 0, "args", 0, "byte_offset"), 8,
+     "kernels[0].args[0].byte_offset: 8 is not a multiple of 16"),
+    (("kernels", 0, "args", 0, "byte_offset"), 32,
+     "kernels[0].args[0].byte_offset: 32 is not inside buffer 0 of 20 bytes"),
+    (("kernels", 0, "args", 0, "byte_offset"), -16,
+     "kernels[0].args[0].byte_offset: expected an integer >= 0, got -16"),
 ]
 
 
@@ -151,6 +157,14 @@ def test_parse_plan_without_file(plan_dict):
     plan = kgraph.parse_plan(plan_dict, base_dir="/x", check_ptx=False)
     assert plan.ptx_path == "/x/prog.ptx"
     json.dumps(plan_dict)  # unchanged and still serializable
+
+
+def test_buffer_arg_byte_offset(plan_dict, write_plan):
+    """A view: the buffer's address plus "byte_offset" (absent = 0)."""
+    plan_dict["kernels"][1]["args"][0]["byte_offset"] = 16
+    plan = kgraph.load(write_plan(plan_dict)).plan
+    assert [a.byte_offset for a in plan.kernels[1].args[:3]] == [16, 0, 0]
+    assert plan.kernels[0].args[0].byte_offset == 0
 
 
 # --- "tensor_maps" arguments (copy = tma kernels) ------------------------------
@@ -227,6 +241,8 @@ BAD_TMA = [
     (_M + ("l2_promotion",), "512B",
      f"{_MW}.l2_promotion: '512B' is not one of ['none', '64B', '128B', '256B']"),
     (_M + ("oob_fill",), "nan", f"{_MW}.oob_fill: 'nan' is not one of ['zero']"),
+    (_M + ("byte_offset",), 16, f"{_MW}: spans 32 bytes from byte 16 but buffer 4 has 32"),
+    (_M + ("byte_offset",), 4, f"{_MW}.byte_offset: 4 is not a multiple of 16"),
 ]
 
 

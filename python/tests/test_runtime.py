@@ -2,6 +2,7 @@
 (against a fake libcuda) and the no-GPU error. No GPU needed."""
 
 import ctypes
+import json
 import struct
 
 import numpy as np
@@ -144,6 +145,15 @@ def test_pack_one_u64_per_buffer(prog):
     p = kgraph.pack_kernel_params(k, {1: 2**64 - 16, 2: 0, 3: 16})
     assert len(p.raw_bytes()) == 8 * 3 + 4
     assert struct.unpack_from("<Q", p.raw_bytes(), 8)[0] == 2**64 - 16
+
+
+def test_pack_view_byte_offset(plan_dict, write_plan):
+    """A buffer argument with a "byte_offset" (a view) is the buffer's
+    address plus the offset."""
+    plan_dict["kernels"][1]["args"][1]["byte_offset"] = 16
+    k = kgraph.load(write_plan(plan_dict)).plan.kernels[1]
+    p = kgraph.pack_kernel_params(k, {1: 0x7F0000002000, 2: 0x100, 3: 0x200})
+    assert p.raw_bytes() == struct.pack("<QQQi", 0x100, 0x7F0000002010, 0x200, 5)
 
 
 def test_pack_missing_address(prog):
@@ -363,6 +373,28 @@ def test_tensor_maps_encoded_and_passed(fake_cuda, plan_dict, write_plan):
     # A second run with the same buffer addresses reuses the encoded maps
     # only if the addresses repeat; either way each map is encoded for them.
     assert fake_cuda.fake_live_allocs() == 1  # the cached maps buffer
+
+
+def test_tensor_map_of_a_view(fake_cuda, plan_dict, write_plan):
+    """A map with a "byte_offset" is encoded over the buffer's address plus
+    the offset."""
+    arg = json.loads(json.dumps(TMA_ARG))
+    arg["maps"][1]["dims"] = [8, 4, 2]
+    arg["maps"][1]["byte_offset"] = 16
+    plan_dict["kernels"][1]["name"] = "fake_nop"
+    plan_dict["kernels"][1]["args"] = [arg]
+    plan_dict["buffers"].append(TMA_BUFFER)
+    prog = kgraph.load(write_plan(plan_dict))
+    prog.run([A, B], [np.zeros(5, np.float32)])
+    m0, m1 = (fake_cuda.fake_map(i).decode() for i in range(2))
+    a0 = int(m0.split("addr=")[1].split()[0], 16)
+    a1 = int(m1.split("addr=")[1].split()[0], 16)
+    # The fake driver's buffers are 256-byte aligned: the view of buffer 4
+    # starts 16 bytes into it, the map of buffer 0 at its start.
+    assert (a0 % 256, a1 % 256) == (0, 16)
+    words = (ctypes.c_uint64 * 32).from_address(
+        int(fake_cuda.fake_launch(1).decode().split("args=")[1], 16))
+    assert words[16] == a1
 
 
 def test_tensor_map_params_need_maps(plan_dict, write_plan):

@@ -10,6 +10,7 @@
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -148,7 +149,7 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (llvm::isa<FusedOp, func::ReturnOp>(op))
       continue;
-    if (op.hasTrait<mlir::OpTrait::ConstantLike>())
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>() || isViewOp(&op))
       continue;
     if (isKernelOp(&op))
       return op.emitOpError("must be grouped into kgraph.fused before "
@@ -176,16 +177,58 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
   return success();
 }
 
+/// The group result whose buffer can be the output buffer of the returned
+/// value `v`: `v` is a reshape (or a chain of them) of a group result, and
+/// each value of the chain has one use (the next reshape, finally the
+/// return). The group then writes the output buffer through a view of it
+/// instead of an intermediate that a copy kernel would copy out. Null if
+/// there is none.
+static Value getReshapedGroupResult(Value v) {
+  Value root = v;
+  while (auto reshape = root.getDefiningOp<ReshapeOp>()) {
+    if (!root.hasOneUse())
+      return {};
+    root = reshape.getInput();
+  }
+  if (root == v || !root.hasOneUse() ||
+      !llvm::isa_and_present<FusedOp>(root.getDefiningOp()))
+    return {};
+  return root;
+}
+
+/// Row-major strides of `shape`.
+static SmallVector<int64_t> getRowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The dense memref of `type` whose first element is `byteOffset` bytes
+/// into the buffer `source` (docs/launch-plan.md, "Views"): a
+/// memref.reinterpret_cast at offset 0, else a kgraph.buffer_view.
+static Value createBufferView(OpBuilder &b, Location loc, Value source,
+                              MemRefType type, int64_t byteOffset) {
+  if (byteOffset != 0)
+    return BufferViewOp::create(b, loc, type, source,
+                                b.getI64IntegerAttr(byteOffset));
+  return memref::ReinterpretCastOp::create(b, loc, type, source, 0,
+                                           type.getShape(),
+                                           getRowMajorStrides(type.getShape()));
+}
+
 /// Makes every returned value the fresh result of a group: a returned input,
-/// constant or repeated value gets an identity group (a copy kernel), since
-/// outputs never alias inputs or each other.
+/// constant or repeated value, or a view (other than a reshape that
+/// getReshapedGroupResult lets its group write), gets an identity group (a
+/// copy kernel), since outputs never alias inputs or each other.
 static void materializeReturnedValues(func::FuncOp func) {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   OpBuilder b(ret);
   llvm::SmallPtrSet<Value, 8> seen;
   for (OpOperand &operand : ret->getOpOperands()) {
     Value v = operand.get();
-    bool fresh = llvm::isa_and_present<FusedOp>(v.getDefiningOp()) &&
+    bool fresh = (llvm::isa_and_present<FusedOp>(v.getDefiningOp()) ||
+                  getReshapedGroupResult(v)) &&
                  seen.insert(v).second;
     if (fresh)
       continue;
@@ -368,9 +411,35 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   // The new block has no parent region yet: give the builder the context.
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(newBody.get());
+  // A returned reshape of a group result: the group writes the output
+  // buffer through a view of it.
+  for (Value value : ret.getOperands())
+    if (Value root = getReshapedGroupResult(value))
+      resultBuffer[root] = createBufferView(
+          b, value.getLoc(), resultBuffer.lookup(value),
+          getStorageMemRefType(llvm::cast<RankedTensorType>(root.getType())),
+          /*byteOffset=*/0);
   SmallVector<Value> allocations;
   unsigned kernelIndex = 0;
-  for (FusedOp group : llvm::make_early_inc_range(oldBody.getOps<FusedOp>())) {
+  for (Operation &op : llvm::make_early_inc_range(oldBody)) {
+    // A view: its result is a memref view of its input's buffer, which the
+    // kernels that read it take as their operand.
+    if (std::optional<int64_t> byteOffset = getViewByteOffset(&op)) {
+      Value source = buffers.lookupOrNull(op.getOperand(0));
+      if (!source)
+        return op.emitOpError("views a value that has no device buffer (only "
+                              "splat constants can be read by kernels)");
+      buffers.map(op.getResult(0),
+                  createBufferView(b, op.getLoc(), source,
+                                   getStorageMemRefType(llvm::cast<
+                                       RankedTensorType>(
+                                       op.getResult(0).getType())),
+                                   *byteOffset));
+      continue;
+    }
+    auto group = llvm::dyn_cast<FusedOp>(op);
+    if (!group)
+      continue;
     auto config =
         llvm::cast<KernelConfigAttrInterface>(group->getAttr(kConfigAttrName));
     SmallVector<Value> operands;

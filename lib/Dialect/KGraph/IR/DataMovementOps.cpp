@@ -316,3 +316,39 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
   }
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// BufferViewOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BufferViewOp::verify() {
+  auto sourceType = llvm::cast<MemRefType>(getSource().getType());
+  auto resultType = llvm::cast<MemRefType>(getType());
+  for (auto [what, type] : {std::pair<StringRef, MemRefType>{"source", sourceType},
+                            {"result", resultType}})
+    if (!type.getLayout().isIdentity())
+      return emitOpError(what) << " " << type
+                               << " does not have the identity layout";
+  if (sourceType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type ")
+           << resultType.getElementType()
+           << " differs from source element type "
+           << sourceType.getElementType();
+  Type element = sourceType.getElementType();
+  if (!element.isIntOrFloat())
+    return emitOpError("has elements of type ")
+           << element << ", which have no size in bytes";
+  int64_t elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  int64_t offset = getByteOffset();
+  int64_t sourceBytes = sourceType.getNumElements() * elementBytes;
+  int64_t resultBytes = resultType.getNumElements() * elementBytes;
+  if (offset < 0 || offset % elementBytes != 0)
+    return emitOpError("byte_offset ")
+           << offset << " is not a non-negative multiple of the element size "
+           << elementBytes;
+  if (offset > sourceBytes - resultBytes)
+    return emitOpError("views bytes [")
+           << offset << ", " << offset + resultBytes
+           << ") of a source of " << sourceBytes << " bytes";
+  return success();
+}

@@ -1,6 +1,7 @@
 //===- KGraphClassify.cpp - op families for kernel formation --------------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -20,12 +21,39 @@ bool kgraph::isElementwiseOp(Operation *op) {
 
 bool kgraph::isKernelOp(Operation *op) {
   return llvm::isa<KGraphDialect>(op->getDialect()) &&
-         !llvm::isa<FusedOp, YieldOp>(op);
+         !llvm::isa<FusedOp, YieldOp, BufferViewOp>(op);
 }
 
 bool kgraph::isDataMovementOp(Operation *op) {
   return llvm::isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, BroadcastToOp>(
       op);
+}
+
+std::optional<int64_t> kgraph::getViewByteOffset(Operation *op) {
+  if (llvm::isa<ReshapeOp>(op))
+    return 0;
+  auto slice = llvm::dyn_cast<SliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  auto inputType = llvm::cast<RankedTensorType>(slice.getInput().getType());
+  auto resultType = llvm::cast<RankedTensorType>(slice.getType());
+  AccessMap map =
+      AccessMap::slice(inputType.getShape(), slice.getOffsets(),
+                       slice.getSizes(), slice.getStrides());
+  // One contiguous run of the input, starting on a 16-byte boundary (the
+  // kernels' vector accesses assume their buffers are 16-byte aligned).
+  if (map.getContiguousExtent() != resultType.getNumElements())
+    return std::nullopt;
+  int64_t elementBytes =
+      (resultType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  int64_t bytes = map.getOffset() * elementBytes;
+  if (bytes % kViewAlignment != 0)
+    return std::nullopt;
+  return bytes;
+}
+
+bool kgraph::isViewOp(Operation *op) {
+  return getViewByteOffset(op).has_value();
 }
 
 std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {

@@ -77,7 +77,9 @@ struct FormKernelsPass
     getOperation().getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (llvm::isa<FusedOp>(op))
         return WalkResult::skip();
-      if (isKernelOp(op))
+      // A view (a reshape, a contiguous slice) gets no kernel: the lowering
+      // makes its result a view of its input's buffer.
+      if (isKernelOp(op) && !isViewOp(op))
         toWrap.push_back(op);
       return WalkResult::advance();
     });

@@ -325,6 +325,11 @@ void Fuser::run() {
     for (Operation &op : func.getBody().front()) {
       if (!isKernelOp(&op) || groupOf.count(&op))
         continue;
+      if (isViewOp(&op)) {
+        op.emitRemark() << "not fused: a view of its input's buffer (no "
+                           "kernel)";
+        continue;
+      }
       auto it = whyNot.find(&op);
       op.emitRemark() << "not fused: "
                       << (it != whyNot.end()

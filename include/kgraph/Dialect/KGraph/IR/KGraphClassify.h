@@ -5,6 +5,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -20,12 +21,26 @@ enum class GroupKind : uint32_t;
 bool isElementwiseOp(mlir::Operation *op);
 
 /// True for kgraph ops that compute something and therefore belong in a
-/// kernel: everything in the dialect except kgraph.fused and kgraph.yield.
+/// kernel: everything in the dialect except kgraph.fused, kgraph.yield and
+/// the host-side kgraph.buffer_view. (Views among them, isViewOp, never get
+/// a kernel of their own.)
 bool isKernelOp(mlir::Operation *op);
 
 /// True for the ops that only move or view data (reshape, transpose, slice,
 /// concat, broadcast_to): the members of a `copy` group.
 bool isDataMovementOp(mlir::Operation *op);
+
+/// The alignment in bytes of the first element of a view: kernels read and
+/// write their buffers with 16-byte vector accesses.
+inline constexpr int64_t kViewAlignment = 16;
+
+/// If `op`'s result is a view of its input's buffer (no kernel: kernels
+/// read the input's buffer at an offset), that offset in bytes; else
+/// nullopt. A kgraph.reshape is a view at offset 0 (both are dense
+/// row-major); a kgraph.slice is one when its elements are one contiguous
+/// run of the input starting a multiple of kViewAlignment bytes in.
+std::optional<int64_t> getViewByteOffset(mlir::Operation *op);
+bool isViewOp(mlir::Operation *op);
 
 /// Why the ops of a group body cannot form a kernel of `kind`, or an empty
 /// string if they can. Structure only: an elementwise group holds only

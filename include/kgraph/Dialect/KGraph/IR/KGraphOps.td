@@ -13,5 +13,6 @@ include "kgraph/Dialect/KGraph/IR/KGraphElementwiseOps.td"
 include "kgraph/Dialect/KGraph/IR/KGraphStructuredOps.td"
 include "kgraph/Dialect/KGraph/IR/KGraphDataMovementOps.td"
 include "kgraph/Dialect/KGraph/IR/KGraphRegionOps.td"
+include "kgraph/Dialect/KGraph/IR/KGraphHostOps.td"
 
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHOPS_TD
