@@ -200,6 +200,7 @@ gemm_bench() {
 
 bench_rc=0; bench_line="skipped"
 gr_rc=0; gr_lines=("skipped")
+tr_rc=0; tr_lines=("skipped")
 mm_rc=0; mm_line="skipped"; mm_ptxas="-"
 cv_rc=0; cv_line="skipped"; cv_ptxas="-"
 if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
@@ -218,6 +219,29 @@ PYEOF
 )
   else
     bench_line="FAILED (see $LOGS/bench.log)"
+  fi
+
+  echo
+  echo "== transpose bandwidth against copy and torch (bench/bench_transpose.py)"
+  rm -f "$LOGS/bench_transpose.json"
+  $PY bench/bench_transpose.py --cases "$CASES" --json "$LOGS/bench_transpose.json" \
+    2>&1 | tee "$LOGS/bench_transpose.log"
+  tr_rc=${PIPESTATUS[0]}
+  if [ -f "$LOGS/bench_transpose.json" ]; then
+    mapfile -t tr_lines < <($PY - "$LOGS/bench_transpose.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in r["rows"]:
+    if "error" in x:
+        print(f"{x['case']}: FAILED {x['error'][:80]}")
+        continue
+    print(f"{x['case'].replace('transpose_bench_', '')}: {x['frac_copy']:.1%} of copy "
+          f"({x['kgraph_gbps']:.0f} GB/s), {x['vs_torch']:.2f}x torch permute"
+          + ("" if x["meets_goal"] else " BELOW 85%") + (" WRONG" if "wrong" in x else ""))
+PYEOF
+)
+  else
+    tr_lines=("FAILED (see $LOGS/bench_transpose.log)")
   fi
 
   gemm_bench matmul "matmul benchmark against cuBLAS" "${KGRAPH_BENCH_MATMUL_ARGS:-}"
@@ -254,7 +278,7 @@ PYEOF
 fi
 
 fail=0
-for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc"; do
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc"; do
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
@@ -279,6 +303,7 @@ row "ptxas 4096" "$mm_ptxas"
 row "bench conv2d" "$cv_line"
 row "ptxas conv" "$cv_ptxas"
 for l in "${gr_lines[@]}"; do row "bench fused" "$l"; done
+for l in "${tr_lines[@]}"; do row "transpose" "$l"; done
 row "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
 [ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul/conv2d cases unsupported)"

@@ -2,9 +2,10 @@
 """CPU interpreter for the kernels kgraph-lower-to-gpu emits (generic MLIR
 form, after canonicalize/cse), for checking emitters without a GPU.
 
-Supports the subset the stencil emitter produces: arith, math.fma/sqrt,
-memref.load/store/view, scf.for/if, gpu thread/block ids, dynamic shared
-memory and gpu.barrier. Each thread is a Python generator that pauses at a
+Supports the subset the stencil, transpose and elementwise emitters
+produce: arith, math.fma/sqrt, memref.load/store/view/reinterpret_cast,
+vector.load/store/extract/from_elements (1-D), scf.for/if, gpu thread/block
+ids, dynamic shared memory, workgroup attributions and gpu.barrier. Each thread is a Python generator that pauses at a
 barrier; a block runs its threads phase by phase. Floats are numpy float32
 (fma computed in float64, then rounded). Slow: use tiny shapes.
 
@@ -55,13 +56,44 @@ def parse(lines, i):
     return ops, args, i
 
 
-def find_kernel(text):
+def find_kernel(text, name=None):
     lines = text.splitlines()
     for k, line in enumerate(lines):
-        if '"gpu.func"' in line:
+        if '"gpu.func"' in line and (name is None or f'sym_name = "{name}"' in
+                                     _func_attrs(lines, k)):
             ops, args, _ = parse(lines, k + 1)
             return ops, args
-    raise ValueError("no gpu.func")
+    raise ValueError(f"no gpu.func {name or ''}")
+
+
+def _func_attrs(lines, k):
+    """The attribute text of the gpu.func starting at lines[k] (its
+    properties on the first line, the rest after its region's end)."""
+    depth = 0
+    for line in lines[k:]:
+        depth += line.count('({') - line.count('})')
+        if depth <= 0 and '})' in line:
+            return lines[k] + line
+    return lines[k]
+
+
+_NP = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "i32": np.int32,
+       "i1": np.bool_}
+
+
+def workgroup_buffers(text, name=None):
+    """(shape, numpy dtype) of each workgroup attribution of the kernel."""
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if '"gpu.func"' in line and (name is None or f'sym_name = "{name}"' in
+                                     _func_attrs(lines, k)):
+            head = lines[k + 1]
+            out = []
+            for shape, ty in re.findall(
+                    r'memref<([\dx]+)x(\w+), #gpu\.address_space<workgroup>>', head):
+                out.append(([int(d) for d in shape.split('x')], _NP[ty]))
+            return out
+    return []
 
 
 def _attr(rest, key):
@@ -182,6 +214,17 @@ def run_thread(ops, env, ctx):
             r = o[0][tuple(int(i) for i in o[1:])]
         elif n == 'memref.store':
             o[1][tuple(int(i) for i in o[2:])] = o[0]
+        elif n == 'memref.reinterpret_cast':
+            r = o[0].reshape(-1)
+        elif n == 'vector.load':
+            width = int(re.search(r'-> vector<(\d+)x', op.rest).group(1))
+            r = o[0][int(o[1]):int(o[1]) + width].copy()
+        elif n == 'vector.store':
+            o[1][int(o[2]):int(o[2]) + len(o[0])] = o[0]
+        elif n == 'vector.extract':
+            r = o[0][int(re.search(r'static_position = array<i64: (\d+)>', op.rest).group(1))]
+        elif n == 'vector.from_elements':
+            r = np.array(o)
         elif n == 'memref.view':
             shape = [int(d) for d in re.search(r'-> memref<([\dx]+)x\w+,', op.rest).group(1).split('x')]
             key = int(o[1])
@@ -214,19 +257,25 @@ def run_thread(ops, env, ctx):
             env[op.result] = r
 
 
-def run_kernel(text, args, grid, block):
-    """Runs the kernel of `text` on numpy `args` (modified in place)."""
-    ops, kargs = find_kernel(text)
+def run_kernel(text, args, grid, block, name=None):
+    """Runs the kernel of `text` (the gpu.func `name`, else the first) on
+    numpy `args` (modified in place); workgroup attributions get fresh
+    NaN/zero-filled buffers per block."""
+    ops, kargs = find_kernel(text, name)
+    wg = workgroup_buffers(text, name)
     for bz in range(grid[2]):
         for by in range(grid[1]):
             for bx in range(grid[0]):
                 shared = {}
                 threads = []
+                block_args = list(args) + [
+                    np.full(shape, np.nan, dt) if np.issubdtype(dt, np.floating)
+                    else np.zeros(shape, dt) for shape, dt in wg]
                 for tz in range(block[2]):
                     for ty in range(block[1]):
                         for tx in range(block[0]):
                             ctx = {'tid': (tx, ty, tz), 'bid': (bx, by, bz), 'shared': shared}
-                            env = dict(zip(kargs, args))
+                            env = dict(zip(kargs, block_args))
                             threads.append(run_thread(ops, env, ctx))
                 while threads:
                     alive = []

@@ -64,6 +64,12 @@ LogicalResult kgraph::checkElementwiseGroup(FusedOp group) {
         return failure();
       continue;
     }
+    // Transposes, broadcasts and slices are read through their access maps.
+    if (isAccessMapOp(&op)) {
+      if (failed(AccessMap::forDataMovementOp(&op)))
+        return op.emitOpError("has no static access map");
+      continue;
+    }
     if (!isElementwiseOp(&op))
       return op.emitOpError("is not elementwise and cannot be lowered in an "
                             "elementwise kernel");

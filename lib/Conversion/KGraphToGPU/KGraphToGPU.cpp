@@ -118,6 +118,19 @@ static const FamilyEmitter *getFamilyEmitter(GroupKind kind) {
         return emitStencilKernel(group, llvm::cast<StencilConfigAttr>(config),
                                  kernel);
       }};
+  static const FamilyEmitter transpose = {
+      [](FusedOp group, KernelConfigAttrInterface config,
+         const SMTarget &target) {
+        if (failed(checkGroupForKind(group, GroupKind::transpose, target)))
+          return failure();
+        return config.verifyForGroup(group, target,
+                                     [&] { return group.emitOpError(); });
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &) {
+        return emitTransposeKernel(
+            group, llvm::cast<TransposeConfigAttr>(config), kernel);
+      }};
   switch (kind) {
   case GroupKind::elementwise:
     return &elementwise;
@@ -129,6 +142,8 @@ static const FamilyEmitter *getFamilyEmitter(GroupKind kind) {
     return &stencil;
   case GroupKind::copy:
     return nullptr;
+  case GroupKind::transpose:
+    return &transpose;
   }
   llvm_unreachable("unknown group kind");
 }

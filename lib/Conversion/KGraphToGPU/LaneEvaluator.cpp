@@ -5,6 +5,7 @@
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -63,6 +64,47 @@ Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
   // runs along a trailing extent divisible by W, uniform if it is constant
   // along one, gathered otherwise.
   if (map.getContiguousExtent() % width == 0)
+    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
+  if (map.getUniformExtent() % width == 0)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
+  Access gathered{AccessKind::Gather, {}};
+  for (int64_t l = 0; l < width; ++l) {
+    Value idx = l == 0 ? access.indices[0]
+                       : arith::AddIOp::create(b, loc, access.indices[0],
+                                               indexConst(l));
+    gathered.indices.push_back(mapIndex(idx, map));
+  }
+  return gathered;
+}
+
+Access LaneEvaluator::mapAccessThrough(const Access &access,
+                                       const AccessMap &map) {
+  // A copy in the same element order (a transpose of size-1 dims, a
+  // broadcast that adds only size-1 dims): the same access.
+  if (map.preservesFlatIndex())
+    return access;
+  if (map.isUniform() && map.getOffset() == 0)
+    return {AccessKind::Uniform, {indexConst(0)}};
+  if (map.isUniform())
+    return {AccessKind::Uniform, {indexConst(map.getOffset())}};
+  if (access.kind == AccessKind::Uniform)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
+  if (access.kind == AccessKind::Gather) {
+    Access gathered{AccessKind::Gather, {}};
+    for (Value idx : access.indices)
+      gathered.indices.push_back(mapIndex(idx, map));
+    return gathered;
+  }
+  // Contiguous W lanes from a multiple of W stay one aligned vector if the
+  // input runs along a trailing extent divisible by W from an index that is
+  // a multiple of W for every value of the outer coordinates.
+  int64_t extent = map.getContiguousExtent();
+  bool aligned = extent % width == 0 && map.getOffset() % width == 0;
+  for (int64_t d = map.getOutRank() - 1, inner = 1; aligned && d >= 0;
+       inner *= map.getOutShape()[d--])
+    if (inner >= extent && !map.isBroadcastAlong(d))
+      aligned = map.getCoefficient(d) % width == 0;
+  if (aligned)
     return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
   if (map.getUniformExtent() % width == 0)
     return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
@@ -144,8 +186,16 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     if (failed(scalar))
       return failure();
     lanes.assign(width, *scalar);
+  } else if (Operation *op = v.getDefiningOp(); isAccessMapOp(op)) {
+    FailureOr<AccessMap> map = AccessMap::forDataMovementOp(op);
+    if (failed(map))
+      return op->emitOpError("has no static access map");
+    FailureOr<SmallVector<Value>> l =
+        evaluate(op->getOperand(0), mapAccessThrough(a, *map));
+    if (failed(l))
+      return failure();
+    lanes = std::move(*l);
   } else {
-    Operation *op = v.getDefiningOp();
     SmallVector<SmallVector<Value>> operandLanes;
     for (Value operand : op->getOperands()) {
       FailureOr<SmallVector<Value>> l =

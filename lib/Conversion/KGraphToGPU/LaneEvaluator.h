@@ -8,6 +8,10 @@
 //   - contiguous: lanes are value[i .. i+W), one aligned vector load;
 //   - uniform:    every lane reads value[i], one scalar load;
 //   - gather:     lane l reads value[i_l], W scalar loads.
+// A kgraph.transpose, kgraph.broadcast_to or kgraph.slice in the group is
+// not materialized: its input is read under the access its result's access
+// maps to through AccessMap::forDataMovementOp (contiguous only where the
+// mapped run is an aligned vector of the input).
 // Arithmetic goes through ScalarOps.h, per lane, in compute type.
 //
 //===----------------------------------------------------------------------===//
@@ -66,6 +70,9 @@ private:
   mlir::Value indexConst(int64_t v);
   Access mapAccess(const Access &access, llvm::ArrayRef<int64_t> from,
                    llvm::ArrayRef<int64_t> to);
+  /// The access of the input of a transpose, broadcast_to or slice whose
+  /// result is read under `access` (`map`: result to input).
+  Access mapAccessThrough(const Access &access, const AccessMap &map);
   /// The operand index `map` gives the result element at flat index `flat`.
   mlir::Value mapIndex(mlir::Value flat, const AccessMap &map);
   llvm::SmallVector<mlir::Value> load(mlir::Value flat, mlir::Type elementType,

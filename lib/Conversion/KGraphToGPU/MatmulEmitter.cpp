@@ -49,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulKernelBuilder.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/MatmulTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
@@ -176,10 +177,15 @@ LogicalResult MatmulKernelBuilder::build() {
   flatA = flatten(argOf(gemm.lhs));
   flatB = flatten(argOf(gemm.rhs));
   flatC = flatten(entry.getArgument(body.getNumArguments()));
+  // Epilogue inputs, also those read through a transpose, broadcast or
+  // slice (GemmGroup.cpp).
   for (Operation *op : gemm.parts.epilogue)
-    for (Value operand : op->getOperands())
+    for (Value operand : op->getOperands()) {
+      if (Operation *def = operand.getDefiningOp(); def && isAccessMapOp(def))
+        operand = def->getOperand(0);
       if (llvm::isa<BlockArgument>(operand) && !flatInputs.count(operand))
         flatInputs[operand] = flatten(argOf(operand));
+    }
 
   // Shared memory: the A stages, then the B stages, then the mbarriers
   // (the model's layout, GemmModel.h).

@@ -11,6 +11,7 @@
 #include "MatmulKernelBuilder.h"
 #include "ScalarOps.h"
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -18,16 +19,20 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-SmallVector<Value> MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b,
-                                                          BlockArgument arg,
-                                                          EpilogueRow &at) {
+SmallVector<Value>
+MatmulKernelBuilder::loadEpilogueInput(OpBuilder &b, BlockArgument arg,
+                                       EpilogueRow &at,
+                                       const AccessMap *through) {
   IndexMath m{b, loc};
   auto outType = llvm::cast<ShapedType>(gemm.op->getResult(0).getType());
   ArrayRef<int64_t> out = outType.getShape();
   auto argType = llvm::cast<ShapedType>(arg.getType());
   int64_t rank = out.size();
-  // The input broadcast to the result shape.
-  AccessMap map = AccessMap::broadcast(argType.getShape(), out);
+  // The input broadcast to the result shape (through the data-movement op).
+  AccessMap map =
+      through ? AccessMap::broadcast(through->getOutShape(), out)
+                    .compose(*through)
+              : AccessMap::broadcast(argType.getShape(), out);
 
   // The result coordinates of GEMM element (batch, row, col): a matmul's
   // are (batch?, row, col); a conv2d's row is the pixel (n, oh, ow) and its
@@ -121,8 +126,16 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
     if (failed(scalar))
       return failure();
     lanes.assign(at.acc.size(), *scalar);
+  } else if (Operation *op = v.getDefiningOp();
+             isAccessMapOp(op) &&
+             llvm::isa<BlockArgument>(op->getOperand(0))) {
+    // A transpose, broadcast or slice of a group input (GemmGroup.cpp).
+    FailureOr<AccessMap> through = AccessMap::forDataMovementOp(op);
+    if (failed(through))
+      return op->emitOpError("has no static access map");
+    lanes = loadEpilogueInput(b, llvm::cast<BlockArgument>(op->getOperand(0)),
+                              at, &*through);
   } else {
-    Operation *op = v.getDefiningOp();
     SmallVector<SmallVector<Value>> operands;
     for (Value operand : op->getOperands()) {
       FailureOr<SmallVector<Value>> l = evaluateEpilogue(b, operand, at);

@@ -18,6 +18,7 @@
 #define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_MATMULKERNELBUILDER_H
 
 #include "MatmulKernel.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -179,9 +180,12 @@ private:
   FailureOr<SmallVector<Value>> evaluateEpilogue(OpBuilder &b, Value v,
                                                  EpilogueRow &at);
   /// Loads the elements of group input `arg` (broadcast to the result
-  /// shape) that the epilogue row `at` needs.
+  /// shape) that the epilogue row `at` needs; with `through` (the access map
+  /// of a transpose, broadcast or slice of `arg`, from its result of shape
+  /// `throughShape`), the elements that op's result would hold.
   SmallVector<Value> loadEpilogueInput(OpBuilder &b, BlockArgument arg,
-                                       EpilogueRow &at);
+                                       EpilogueRow &at,
+                                       const AccessMap *through = nullptr);
 
   FusedOp group;
   GemmGroup gemm;

@@ -64,14 +64,14 @@ module attributes {kgraph.target = "sm_80"} {
 // -----
 
 module attributes {kgraph.target = "sm_80"} {
-  func.func @not_elementwise(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
-    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<2x3xf32>) -> tensor<3x2xf32> {
+  func.func @not_elementwise(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
+    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32> {
     ^bb0(%x: tensor<2x3xf32>):
-      // expected-error @+1 {{'kgraph.transpose' op is not elementwise and cannot be lowered in an elementwise kernel}}
-      %r = kgraph.transpose %x, permutation = [1, 0] : tensor<2x3xf32>
-      kgraph.yield %r : tensor<3x2xf32>
+      // expected-error @+1 {{'kgraph.concat' op is not elementwise and cannot be lowered in an elementwise kernel}}
+      %r = kgraph.concat %x, %x axis = 0 : tensor<2x3xf32>, tensor<2x3xf32>
+      kgraph.yield %r : tensor<4x3xf32>
     }
-    return %0 : tensor<3x2xf32>
+    return %0 : tensor<4x3xf32>
   }
 }
 

@@ -88,7 +88,7 @@ func.func @non_elementwise_epilogue(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>
   %0 = kgraph.fused (%a, %b) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
   ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
     %m = kgraph.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-    // expected-error @+1 {{'kgraph.transpose' op cannot be fused into the epilogue of a GEMM kernel group: only elementwise ops can}}
+    // expected-error @+1 {{'kgraph.transpose' op cannot be fused into the epilogue of a GEMM kernel group: only elementwise ops and transposes, broadcasts and slices of group inputs can}}
     %t = kgraph.transpose %m, permutation = [1, 0] : tensor<64x64xf32>
     kgraph.yield %t : tensor<64x64xf32>
   }

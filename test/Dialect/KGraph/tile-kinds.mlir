@@ -62,7 +62,7 @@ func.func @not_a_config(%a: tensor<1000xf32>) -> tensor<1000xf32> {
 func.func @copy_group(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %0 = kgraph.fused copy (%a) : (tensor<4x8xf32>) -> tensor<8x4xf32> {
   ^bb0(%x: tensor<4x8xf32>):
-    // expected-error @+1 {{'kgraph.transpose' op has no code generation for sm_80 yet: kgraph lowers elementwise, matmul, conv2d, pool2d and reduce groups}}
+    // expected-error @+1 {{'kgraph.transpose' op has no code generation for sm_80 yet: kgraph lowers elementwise, matmul, conv2d, pool2d, reduce and transpose groups}}
     %r = kgraph.transpose %x, permutation = [1, 0] : tensor<4x8xf32>
     kgraph.yield %r : tensor<8x4xf32>
   }

@@ -32,7 +32,7 @@ func.func @reduce_after_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tens
   %0 = kgraph.fused (%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>):
     %m = kgraph.matmul %a, %b : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
-    // expected-error @+1 {{'kgraph.reduce' op cannot be fused into the epilogue of a GEMM kernel group: only elementwise ops can}}
+    // expected-error @+1 {{'kgraph.reduce' op cannot be fused into the epilogue of a GEMM kernel group: only elementwise ops and transposes, broadcasts and slices of group inputs can}}
     %s = kgraph.reduce sum %m axes = [1] : tensor<4x8xf32>
     kgraph.yield %s : tensor<4xf32>
   }

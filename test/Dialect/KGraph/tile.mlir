@@ -65,10 +65,10 @@ func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
 // -----
 
 // Matmul groups are covered by tile-matmul*.mlir, stencil groups and
-// pooling by tile-stencil.mlir, reductions by tile-reduce.mlir; the
-// data-movement ops have no kernel yet.
-func.func @transpose(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'kgraph.transpose' op has no code generation for}}
-  %0 = kgraph.transpose %x, permutation = [1, 0] : tensor<4x8xf32>
-  return %0 : tensor<8x4xf32>
+// pooling by tile-stencil.mlir, reductions by tile-reduce.mlir, transposes
+// by tile-transpose.mlir; concat has no kernel yet.
+func.func @concat(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'kgraph.concat' op has no code generation for}}
+  %0 = kgraph.concat %x, %x axis = 0 : tensor<4x8xf32>, tensor<4x8xf32>
+  return %0 : tensor<8x8xf32>
 }

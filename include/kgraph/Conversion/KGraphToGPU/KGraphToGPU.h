@@ -60,6 +60,14 @@ mlir::LogicalResult checkReduceGroup(FusedOp group, ReduceConfigAttr config);
 mlir::LogicalResult emitReduceKernel(FusedOp group, ReduceConfigAttr config,
                                      mlir::gpu::GPUFuncOp kernel);
 
+/// Builds the body of `kernel` (arguments: the transpose's input, then its
+/// result) moving the lone kgraph.transpose of `group` through shared-memory
+/// tiles with `config` (TransposeEmitter.cpp); failure with a diagnostic if
+/// the group is not such a transpose.
+mlir::LogicalResult emitTransposeKernel(FusedOp group,
+                                        TransposeConfigAttr config,
+                                        mlir::gpu::GPUFuncOp kernel);
+
 struct SMTarget;
 
 /// Patterns of kgraph-legalize-vectors: upstream lowerings of n-D

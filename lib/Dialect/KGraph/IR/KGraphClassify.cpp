@@ -56,6 +56,10 @@ bool kgraph::isViewOp(Operation *op) {
   return getViewByteOffset(op).has_value();
 }
 
+bool kgraph::isAccessMapOp(Operation *op) {
+  return llvm::isa<TransposeOp, SliceOp, BroadcastToOp>(op);
+}
+
 std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
   auto fused = llvm::cast<FusedOp>(group);
   auto isAnchor = [&](Operation &op) {
@@ -70,13 +74,24 @@ std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
       return llvm::isa<Conv2dOp, Pool2dOp>(op);
     case GroupKind::copy:
       return isDataMovementOp(&op);
+    case GroupKind::transpose:
+      return llvm::isa<TransposeOp>(op);
     }
     llvm_unreachable("unknown group kind");
   };
+  int64_t others = 0;
   int64_t anchors = 0;
   for (Operation &op : fused.getBody().front().without_terminator()) {
     if (isAnchor(op)) {
       ++anchors;
+      continue;
+    }
+    if ((kind == GroupKind::elementwise || kind == GroupKind::gemm) &&
+        isAccessMapOp(&op))
+      continue;
+    if (kind == GroupKind::transpose &&
+        !op.hasTrait<mlir::OpTrait::ConstantLike>()) {
+      ++others;
       continue;
     }
     if (!isElementwiseOp(&op) && !op.hasTrait<mlir::OpTrait::ConstantLike>())
@@ -98,6 +113,10 @@ std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
     return anchors ? "" : "has no kgraph.conv2d or kgraph.pool2d";
   case GroupKind::copy:
     return anchors ? "" : "has no data-movement op";
+  case GroupKind::transpose:
+    return anchors == 1 && others == 0
+               ? ""
+               : "needs exactly one kgraph.transpose and nothing else";
   }
   llvm_unreachable("unknown group kind");
 }

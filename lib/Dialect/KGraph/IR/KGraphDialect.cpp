@@ -270,3 +270,34 @@ LogicalResult ReduceConfigAttr::verify(
                        << gridSize;
   return success();
 }
+
+LogicalResult TransposeConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t tileIn,
+    int64_t tileOut, int64_t vectorWidth, int64_t blockSize,
+    int64_t smemPadding) {
+  auto isPowerOfTwo = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!isPowerOfTwo(vectorWidth) || vectorWidth > 16)
+    return emitError() << "vector_width must be a power of two in [1, 16], got "
+                       << vectorWidth;
+  if (!isPowerOfTwo(tileIn) || tileIn < vectorWidth || tileIn > 256)
+    return emitError() << "tile_in must be a power of two in [vector_width, "
+                          "256], got "
+                       << tileIn;
+  if (!isPowerOfTwo(tileOut) || tileOut < vectorWidth || tileOut > 256)
+    return emitError() << "tile_out must be a power of two in [vector_width, "
+                          "256], got "
+                       << tileOut;
+  if (blockSize <= 0 || blockSize > 1024 || blockSize % 32 != 0)
+    return emitError() << "block_size must be a multiple of 32 in [32, 1024], "
+                          "got "
+                       << blockSize;
+  int64_t vectors = tileIn * tileOut / vectorWidth;
+  if (vectors % blockSize != 0)
+    return emitError() << "block_size " << blockSize
+                       << " must divide the tile's " << vectors
+                       << " vectors (tile_in * tile_out / vector_width)";
+  if (smemPadding < 0 || smemPadding > 16)
+    return emitError() << "smem_padding must be in [0, 16], got "
+                       << smemPadding;
+  return success();
+}

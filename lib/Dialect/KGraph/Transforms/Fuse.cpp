@@ -316,6 +316,7 @@ void Fuser::eraseDeadCloneSources() {
 }
 
 void Fuser::run() {
+  foldTransposedGemmOperands();
   formStencilGroups();
   formGemmGroups();
   formReductionGroups();

@@ -9,6 +9,8 @@
 
 #include "Fuser.h"
 
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -19,6 +21,45 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   if (auto t = llvm::dyn_cast<RankedTensorType>(v.getType()))
     return t.getShape();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 0: transposed GEMM operands become transpose flags
+//===----------------------------------------------------------------------===//
+
+/// Whether `permutation` swaps the last two dims and keeps the others.
+static bool swapsLastTwo(ArrayRef<int64_t> permutation) {
+  int64_t rank = permutation.size();
+  if (rank < 2 || permutation[rank - 1] != rank - 2 ||
+      permutation[rank - 2] != rank - 1)
+    return false;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    if (permutation[d] != d)
+      return false;
+  return true;
+}
+
+/// matmul(transpose(x)) with a transpose of the matrix dims reads x with the
+/// operand's transpose flag toggled: the GEMM kernel loads either layout, so
+/// the transposed copy is never made (the transpose stays for other users).
+void Fuser::foldTransposedGemmOperands() {
+  for (Operation &op : *body) {
+    auto mm = llvm::dyn_cast<MatmulOp>(&op);
+    if (!mm)
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      auto t = mm->getOperand(i).getDefiningOp<TransposeOp>();
+      if (!t || !swapsLastTwo(t.getPermutation()))
+        continue;
+      mm->setOperand(i, t.getInput());
+      if (i == 0)
+        mm.setTransposeA(!mm.getTransposeA());
+      else
+        mm.setTransposeB(!mm.getTransposeB());
+      if (t->use_empty())
+        t->erase();
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -125,6 +166,18 @@ void Fuser::formGemmGroups() {
       });
       // Never empties the epilogue: {anchor, its only user} yields one value.
       trimToOneResult(anchor, set);
+      // Transposed, broadcast or sliced epilogue inputs are read through
+      // their access maps.
+      SmallVector<Operation *> epilogue;
+      for (Operation *member : set)
+        if (member != anchor)
+          epilogue.push_back(member);
+      llvm::sort(epilogue, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      SmallVector<Operation *> clones;
+      for (Operation *member : epilogue)
+        absorbAccessMapProducers(member, set, clones, /*chains=*/false);
     } else if (onlyUser) {
       note(anchor, "no epilogue fused: its user '" +
                        onlyUser->getName().getStringRef() +
@@ -270,6 +323,7 @@ void Fuser::formElementwiseGroups() {
     set.insert(op);
     SmallVector<unsigned> merged;
     SmallVector<Operation *> allClones;
+    absorbAccessMapProducers(op, set, allClones);
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value v = op->getOperand(i);
       int g = findGroup(v.getDefiningOp() ? v.getDefiningOp() : nullptr);
@@ -323,6 +377,18 @@ void Fuser::formElementwiseGroups() {
         return a->isBeforeInBlock(b);
       });
     ordered.append(allClones.begin(), allClones.end());
+    // Access-map producers taken as they are (not cloned) precede `op`.
+    SmallVector<Operation *> taken;
+    for (Operation *member : set)
+      if (isAccessMapOp(member) && !llvm::is_contained(ordered, member))
+        taken.push_back(member);
+    llvm::sort(taken,
+               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    ordered.append(taken.begin(), taken.end());
+    if (!taken.empty() || !allClones.empty())
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
     ordered.push_back(op);
     addGroup(GroupKind::elementwise, std::move(ordered));
   }
@@ -333,5 +399,57 @@ void Fuser::formElementwiseGroups() {
       continue;
     group.dead = true;
     groupOf.erase(group.ops.front());
+  }
+}
+
+/// Takes into `set` the chains of free transposes, broadcasts and slices
+/// that feed `op`'s operands: the elementwise kernel reads their inputs
+/// through the access maps instead of a materialized copy. A producer with
+/// other users is cloned right before its consumer (it is free to
+/// recompute); one whose inclusion would close a cycle stays out.
+void Fuser::absorbAccessMapProducers(Operation *op, OpSet &set,
+                                     SmallVectorImpl<Operation *> &clones,
+                                     bool chains) {
+  SmallVector<std::pair<Operation *, unsigned>> worklist;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    worklist.push_back({op, i});
+  while (!worklist.empty()) {
+    Operation *consumer = worklist.back().first;
+    unsigned index = worklist.back().second;
+    worklist.pop_back();
+    Value v = consumer->getOperand(index);
+    Operation *def = v.getDefiningOp();
+    if (!isFree(def) || set.contains(def) || !isAccessMapOp(def) ||
+        failed(AccessMap::forDataMovementOp(def)))
+      continue;
+    // Without chains (GEMM epilogues), the op reads a value from outside.
+    Operation *source = def->getOperand(0).getDefiningOp();
+    if (!chains && source && (set.contains(source) || isAccessMapOp(source)))
+      continue;
+    Operation *member = def;
+    bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
+      return u != consumer && !set.contains(u);
+    });
+    SmallVector<Operation *> copy;
+    if (shared) {
+      cloneCone({def}, v, consumer, copy);
+      member = copy.front();
+      consumer->setOperand(index, member->getResult(0));
+    }
+    set.insert(member);
+    if (createsCycle(set)) {
+      set.erase(member);
+      if (member != def) {
+        consumer->setOperand(index, v);
+        eraseClones(copy);
+      }
+      note(def, "not fused into the elementwise group of '" +
+                    op->getName().getStringRef() +
+                    "': it would create a cycle");
+      continue;
+    }
+    clones.append(copy.begin(), copy.end());
+    if (chains)
+      worklist.push_back({member, 0});
   }
 }

@@ -70,6 +70,10 @@ private:
   }
 
   // Phases.
+  void foldTransposedGemmOperands();
+  void absorbAccessMapProducers(Operation *op, OpSet &set,
+                                SmallVectorImpl<Operation *> &clones,
+                                bool chains = true);
   void formStencilGroups();
   void formGemmGroups();
   void formReductionGroups();

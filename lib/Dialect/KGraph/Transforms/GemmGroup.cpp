@@ -104,9 +104,14 @@ FailureOr<GemmGroupParts> kgraph::analyzeGemmGroup(FusedOp group,
       continue;
     if (llvm::isa<arith::ConstantOp>(op))
       continue;
+    // A transpose, broadcast or slice of a group input: the epilogue reads
+    // the input through its access map.
+    if (isAccessMapOp(&op) && llvm::isa<BlockArgument>(op.getOperand(0)))
+      continue;
     if (!isElementwiseOp(&op))
       return fail(&op, "cannot be fused into the epilogue of a GEMM kernel "
-                       "group: only elementwise ops can");
+                       "group: only elementwise ops and transposes, broadcasts "
+                       "and slices of group inputs can");
     // Elementwise results are the broadcast of the operand shapes, so an
     // epilogue result of the anchor's shape also means every operand
     // broadcasts to it (bias [N], per-channel [1,F,1,1], residual, scalars).
@@ -125,7 +130,10 @@ FailureOr<GemmGroupParts> kgraph::analyzeGemmGroup(FusedOp group,
         dependent = true;
         continue;
       }
-      bool input = llvm::isa<BlockArgument>(operand);
+      Operation *def = operand.getDefiningOp();
+      bool input = llvm::isa<BlockArgument>(operand) ||
+                   (def && isAccessMapOp(def) &&
+                    llvm::isa<BlockArgument>(def->getOperand(0)));
       if (!input && !isSplatConstant(operand))
         return fail(&op, "has an operand that is neither a group input, a "
                          "splat constant nor an epilogue value");

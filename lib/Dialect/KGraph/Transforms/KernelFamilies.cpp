@@ -15,6 +15,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/TransposeTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,7 +32,14 @@ using namespace kgraph;
 //===----------------------------------------------------------------------===//
 
 GroupKind kgraph::classifyGroup(FusedOp group) {
-  bool gemm = false, reduce = false, copy = false;
+  // A lone transpose: the tiled kernel if it moves the innermost dim, else
+  // (the innermost dim stays, or only size-1 dims move) an elementwise copy
+  // through its access map, which keeps every access a contiguous vector.
+  if (TransposeOp t = getSoleTransposeOp(group))
+    return canonicalizeTranspose(t).isTiled() ? GroupKind::transpose
+                                              : GroupKind::elementwise;
+  bool gemm = false, reduce = false, copy = false, elementwise = false,
+       onlyAccessMaps = true;
   for (Operation &op : group.getBody().front().without_terminator()) {
     // Any pool2d (of any stride) or stencil conv2d makes a stencil group.
     if (llvm::isa<Pool2dOp>(op) || (llvm::isa<Conv2dOp>(op) && isStencilOp(&op)))
@@ -39,12 +47,17 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
     gemm |= llvm::isa<MatmulOp, Conv2dOp>(op);
     reduce |= llvm::isa<ReduceOp>(op);
     copy |= isDataMovementOp(&op);
+    elementwise |= isElementwiseOp(&op);
+    if (isDataMovementOp(&op) && !isAccessMapOp(&op))
+      onlyAccessMaps = false;
   }
   if (gemm)
     return GroupKind::gemm;
   if (reduce)
     return GroupKind::reduce;
-  if (copy)
+  // Transposes, broadcasts and slices feeding elementwise ops are read
+  // through their access maps by the elementwise kernel.
+  if (copy && !(elementwise && onlyAccessMaps))
     return GroupKind::copy;
   return GroupKind::elementwise;
 }
@@ -106,14 +119,18 @@ static int64_t getGroupBytes(FusedOp group) {
 }
 
 /// The elementwise contract: ops kgraph lowers lane by lane.
+/// Transposes, broadcasts and slices are read through their access maps
+/// unless `allowAccessMaps` is false (copy groups, which have no kernels).
 static LogicalResult checkElementwiseContract(FusedOp group,
-                                              const SMTarget &target) {
+                                              const SMTarget &target,
+                                              bool allowAccessMaps = true) {
   for (Operation &op : group.getBody().front().without_terminator()) {
-    if (isElementwiseOp(&op) || op.hasTrait<mlir::OpTrait::ConstantLike>())
+    if (isElementwiseOp(&op) || (allowAccessMaps && isAccessMapOp(&op)) ||
+        op.hasTrait<mlir::OpTrait::ConstantLike>())
       continue;
     return op.emitOpError() << "has no code generation for " << target.name
                             << " yet: kgraph lowers elementwise, matmul, "
-                               "conv2d, pool2d and reduce groups";
+                               "conv2d, pool2d, reduce and transpose groups";
   }
   if (group.getNumResults() == 0)
     return group.emitOpError("has no results to compute");
@@ -135,7 +152,16 @@ LogicalResult kgraph::checkGroupForKind(FusedOp group, GroupKind kind,
     return checkStencilGroup(group);
   case GroupKind::copy:
     // Data movement has no kernels yet; name the first such op.
-    return checkElementwiseContract(group, target);
+    return checkElementwiseContract(group, target, /*allowAccessMaps=*/false);
+  case GroupKind::transpose: {
+    TransposeOp t = getSoleTransposeOp(group);
+    if (!t)
+      return group.emitOpError("is not a single kgraph.transpose");
+    if (failed(getTransposeLayout(t)))
+      return t.emitOpError("keeps its innermost dim in place: it is an "
+                           "elementwise copy, not a tiled transpose");
+    return success();
+  }
   }
   llvm_unreachable("unknown group kind");
 }
@@ -320,6 +346,54 @@ struct StencilConfigModel
     return e;
   }
 };
+struct TransposeConfigModel
+    : public KernelConfigAttrInterface::ExternalModel<TransposeConfigModel,
+                                                      TransposeConfigAttr> {
+  GroupKind getGroupKind(Attribute) const { return GroupKind::transpose; }
+
+  static FailureOr<TransposeLayout> layoutOf(Operation *op) {
+    TransposeOp t = getSoleTransposeOp(llvm::cast<FusedOp>(op));
+    if (!t)
+      return failure();
+    return getTransposeLayout(t);
+  }
+
+  LogicalResult
+  verifyForGroup(Attribute attr, Operation *op, const SMTarget &target,
+                 function_ref<InFlightDiagnostic()> emitError) const {
+    FailureOr<TransposeLayout> layout = layoutOf(op);
+    if (failed(layout))
+      return emitError() << "is not a single kgraph.transpose that moves its "
+                            "innermost dim";
+    return verifyTransposeConfig(llvm::cast<TransposeConfigAttr>(attr),
+                                 *layout, target, emitError);
+  }
+
+  KernelLaunch getLaunch(Attribute attr, Operation *op,
+                         const SMTarget &) const {
+    auto config = llvm::cast<TransposeConfigAttr>(attr);
+    KernelLaunch launch;
+    FailureOr<TransposeLayout> layout = layoutOf(op);
+    if (failed(layout))
+      return launch;
+    launch.grid = getTransposeGrid(config, *layout);
+    launch.block = {config.getBlockSize(), 1, 1};
+    return launch;
+  }
+
+  KernelEstimate estimate(Attribute attr, Operation *op,
+                          const SMTarget &target) const {
+    auto config = llvm::cast<TransposeConfigAttr>(attr);
+    KernelEstimate e;
+    e.threadsPerBlock = config.getBlockSize();
+    FailureOr<TransposeLayout> layout = layoutOf(op);
+    if (failed(layout))
+      return e;
+    e.sharedMemoryBytes = getTransposeSharedBytes(config, *layout);
+    e.microseconds = estimateTransposeMicroseconds(config, *layout, target);
+    return e;
+  }
+};
 } // namespace
 
 void kgraph::registerKernelConfigModels(DialectRegistry &registry) {
@@ -328,6 +402,7 @@ void kgraph::registerKernelConfigModels(DialectRegistry &registry) {
     MatmulConfigAttr::attachInterface<MatmulConfigModel>(*ctx);
     ReduceConfigAttr::attachInterface<ReduceConfigModel>(*ctx);
     StencilConfigAttr::attachInterface<StencilConfigModel>(*ctx);
+    TransposeConfigAttr::attachInterface<TransposeConfigModel>(*ctx);
   });
 }
 
@@ -405,6 +480,17 @@ static SmallVector<Attribute> enumerateConfigs(FusedOp group, GroupKind kind,
     return configs;
   case GroupKind::copy:
     return configs;
+  case GroupKind::transpose: {
+    TransposeOp t = getSoleTransposeOp(group);
+    FailureOr<TransposeLayout> layout =
+        t ? getTransposeLayout(t) : FailureOr<TransposeLayout>(failure());
+    if (failed(layout))
+      return configs;
+    for (TransposeConfigAttr c :
+         enumerateTransposeConfigs(group.getContext(), *layout, target))
+      configs.push_back(c);
+    return configs;
+  }
   }
   llvm_unreachable("unknown group kind");
 }

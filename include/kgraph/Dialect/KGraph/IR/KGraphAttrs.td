@@ -58,12 +58,14 @@ def KGraph_PrecisionAttr
 
 /// The kernel family of a `kgraph.fused` group: which selection model picks
 /// its configuration and which emitter lowers it. `copy` is reserved for
-/// data-movement kernels (transpose, concat); no group has it yet.
+/// data-movement kernels (concat, standalone broadcasts and slices);
+/// `transpose` is a lone kgraph.transpose that moves its innermost dim (a
+/// tiled shared-memory kernel, TransposeEmitter.cpp).
 def KGraph_GroupKind : I32EnumAttr<"GroupKind",
     "kernel family of a kgraph.fused group", [
       I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"gemm", 1>,
       I32EnumAttrCase<"reduce", 2>, I32EnumAttrCase<"stencil", 3>,
-      I32EnumAttrCase<"copy", 4>]> {
+      I32EnumAttrCase<"copy", 4>, I32EnumAttrCase<"transpose", 5>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kgraph";
 }
@@ -281,6 +283,45 @@ def KGraph_StencilConfigAttr
     /// Threads per block.
     int64_t getNumThreads() const { return getBlockX() * getBlockY(); }
   }];
+}
+
+def KGraph_TransposeConfigAttr
+    : KGraph_Attr<"TransposeConfig", "transpose_config"> {
+  let summary = "tile and thread layout of a tiled transpose kernel";
+  let description = [{
+    Written by `kgraph-tile` on a `transpose` group (one `kgraph.transpose`
+    whose permutation moves the innermost dim; attribute name
+    `kgraph.config`) and read by `kgraph-lower-to-gpu`. A configuration
+    already present is checked against the group and kept.
+
+    The permutation is first canonicalized: size-1 dims are dropped and dims
+    that stay adjacent and in order are merged (NCHW -> NHWC of
+    `64x256x56x56` is `[64, 256, 3136]` with permutation `[0, 2, 1]`). Let
+    `a` be the input's innermost dim and `b` the input dim that becomes the
+    output's innermost dim; every other dim is a batch dim. One block moves a
+    `tile_out x tile_in` tile (`tile_out` elements along `b`, `tile_in`
+    along `a`) through shared memory:
+    - load: rows of `tile_in` consecutive input elements, `vector_width`
+      (V) elements per global load, into a shared tile whose rows are padded
+      by `smem_padding` elements (against bank conflicts);
+    - barrier;
+    - store: rows of `tile_out` consecutive output elements, V per global
+      store, read column-wise from the shared tile.
+    `block_size` threads walk each phase's vectors in turn; the grid is
+    `tiles_a * tiles_b` blocks in x and `min(batch, 65535)` in z (z loops over
+    the batch). Edge tiles are masked, so any shape is correct; V must divide
+    both extents (16-byte accesses at most).
+
+    Example (f32, 16-byte accesses):
+    ```mlir
+    #kgraph.transpose_config<tile_in = 64, tile_out = 64, vector_width = 4, block_size = 256, smem_padding = 1>
+    ```
+  }];
+  let parameters = (ins "int64_t":$tile_in, "int64_t":$tile_out,
+                        "int64_t":$vector_width, "int64_t":$block_size,
+                        "int64_t":$smem_padding);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD

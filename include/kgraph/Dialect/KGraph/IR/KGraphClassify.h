@@ -42,12 +42,20 @@ inline constexpr int64_t kViewAlignment = 16;
 std::optional<int64_t> getViewByteOffset(mlir::Operation *op);
 bool isViewOp(mlir::Operation *op);
 
+/// True for the data-movement ops an evaluator reads through an AccessMap
+/// (kgraph.transpose, kgraph.broadcast_to, kgraph.slice): they fuse into
+/// elementwise groups, whose kernels read the op's input at the mapped
+/// coordinates instead of materializing its result.
+bool isAccessMapOp(mlir::Operation *op);
+
 /// Why the ops of a group body cannot form a kernel of `kind`, or an empty
 /// string if they can. Structure only: an elementwise group holds only
 /// elementwise ops; a gemm group exactly one matmul or conv2d; a reduce group
 /// at least one reduce; a stencil group at least one conv2d or pool2d; a copy
-/// group at least one data-movement op; besides its anchors, every group may
-/// hold elementwise ops and constants. Shapes, types and counts beyond that
+/// group at least one data-movement op; a transpose group exactly one
+/// kgraph.transpose and nothing else; besides its anchors, every group may
+/// hold elementwise ops and constants, and an elementwise group also
+/// access-map ops (isAccessMapOp). Shapes, types and counts beyond that
 /// are each family's tiling checks.
 std::string getGroupKindError(mlir::Operation *group, GroupKind kind);
 

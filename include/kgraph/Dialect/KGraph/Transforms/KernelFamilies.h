@@ -1,8 +1,8 @@
 //===- KernelFamilies.h - group kinds and configuration spaces --*- C++ -*-===//
 //
 // The seam between choosing a kernel configuration and emitting the kernel.
-// A group's kind (GroupKind: elementwise, gemm, reduce, stencil; copy is
-// reserved) is decided once: kgraph-form-kernels and kgraph-fuse record
+// A group's kind (GroupKind: elementwise, gemm, reduce, stencil, transpose;
+// copy is reserved) is decided once: kgraph-form-kernels and kgraph-fuse record
 // classifyGroup()'s answer on the kgraph.fused op, and every later pass reads
 // it. Each kind has one configuration attribute implementing
 // KernelConfigAttrInterface (verify, launch, estimate), one selection model
@@ -28,7 +28,11 @@ struct SMTarget;
 /// The kernel family of a group body, as kgraph-form-kernels and kgraph-fuse
 /// record it: stencil if it holds a pool2d or a stencil conv2d
 /// (isStencilOp), gemm if it holds a matmul or another conv2d, reduce if it
-/// holds a reduce, copy if it holds a data-movement op, else elementwise.
+/// holds a reduce; a lone kgraph.transpose is transpose if it moves the
+/// innermost dim (TransposeTiling.h), else elementwise (a vector copy through
+/// its access map); elementwise if its data-movement ops are all access-map
+/// ops (isAccessMapOp) feeding elementwise ops; copy if it holds another
+/// data-movement op; else elementwise.
 GroupKind classifyGroup(FusedOp group);
 
 /// The kind a pass should treat `group` as: the recorded `kind`, else the
