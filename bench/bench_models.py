@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Whole models through kgraph.compile on the GPU, against torch in the same run.
+
+    python3 bench/bench_models.py [--only resnet50,encoder,onnx] [--json OUT.json]
+
+Needs a GPU, torch with torchvision, and a kgraph-opt ($KGRAPH_OPT, e.g. the
+static one unpacked by scripts/unpack-kgraph-opt.sh). For each model:
+correctness first (the kgraph result against torch eager in float32 on
+fresh random inputs: relative L2 error, and top-1 agreement for the
+classifier), then the time of kgraph, torch eager and torch.compile on the
+same inputs (CUDA events, medians), and the ratios.
+
+- resnet50: torchvision ResNet-50 (random weights, BN folded at import),
+  f16 NHWC: images/s at batch 256; latency at batch 1 with and without a
+  CUDA graph (kgraph: Program.capture; torch.compile: mode
+  "reduce-overhead"); import + compile time.
+- encoder: nn.TransformerEncoderLayer(768, 12 heads, batch_first), f16,
+  batch 8, sequence 128 and 512: tokens/s.
+- onnx: the same ResNet-50 exported to ONNX (opset 13), f16 NHWC, batch 8:
+  correctness only.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+import torch  # noqa: E402
+
+import kgraph  # noqa: E402
+
+RESULTS = []
+
+
+def timed(fn, warmup=3, iters=10, trials=7):
+    """Median milliseconds per call of fn (CUDA events over `iters` calls)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(trials):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(iters):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / iters)
+    return statistics.median(times)
+
+
+def rel_l2(y, ref):
+    y, ref = y.double(), ref.double()
+    return float((y - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+def record(model, what, **kw):
+    row = {"model": model, "what": what, **kw}
+    RESULTS.append(row)
+    print("  " + what + ": " + ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in kw.items()),
+        flush=True)
+
+
+def compile_timed(model, examples, **kw):
+    t0 = time.perf_counter()
+    prog = kgraph.compile(model, examples, target="sm_90a",
+                          cache_dir=tempfile.mkdtemp(prefix="kgraph-bench-"), **kw)
+    return prog, time.perf_counter() - t0
+
+
+def torch_compiled(model, mode=None):
+    try:
+        return torch.compile(model, mode=mode)
+    except Exception as e:  # noqa: BLE001
+        print(f"  torch.compile unavailable: {e}")
+        return None
+
+
+def bench_resnet50():
+    import torchvision
+    print("== resnet50 (f16 NHWC)", flush=True)
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().eval()
+    ref_model = model.cuda().float()
+    half = torchvision.models.resnet50().eval()
+    half.load_state_dict(model.state_dict())
+    half = half.cuda().half().to(memory_format=torch.channels_last)
+    torch.backends.cudnn.benchmark = True
+    for batch in (256, 1):
+        prog, secs = compile_timed(model.cpu(), [torch.randn(batch, 3, 224, 224)],
+                                   dtype="f16", layout="nhwc")
+        model.cuda()
+        kernels = len(prog.spec.kernels) if hasattr(prog, "spec") else None
+        record("resnet50", f"compile b{batch}", seconds=secs, kernels=kernels)
+        x = torch.randn(batch, 3, 224, 224, device="cuda")
+        xk = x.permute(0, 2, 3, 1).contiguous().half()
+        with torch.no_grad():
+            ref = ref_model(x)
+            y = prog(xk)
+        err = rel_l2(y.float(), ref)
+        top1 = float((y.float().argmax(1) == ref.argmax(1)).float().mean())
+        ok = err <= 1e-2 and top1 >= 0.99
+        record("resnet50", f"check b{batch}", rel_l2=err, top1_agree=top1,
+               status="PASS" if ok else "FAIL")
+        xh = xk.permute(0, 3, 1, 2)  # NCHW view of channels-last data
+        with torch.no_grad():
+            t_k = timed(lambda: prog(xk))
+            t_e = timed(lambda: half(xh))
+            comp = torch_compiled(half, mode="reduce-overhead" if batch == 1 else None)
+            t_c = timed(lambda: comp(xh)) if comp is not None else float("nan")
+        row = {"kgraph_ms": t_k, "eager_ms": t_e, "compile_ms": t_c,
+               "vs_eager": t_e / t_k, "vs_compile": t_c / t_k}
+        if batch == 1:
+            graph = prog.capture(xk)
+            t_g = timed(lambda: graph.replay())
+            gy = graph(xk)
+            row.update(graph_ms=t_g, graph_vs_compile=t_c / t_g,
+                       graph_rel_l2=rel_l2(gy.float(), ref))
+        else:
+            row.update(kgraph_img_s=batch / t_k * 1e3, eager_img_s=batch / t_e * 1e3,
+                       compile_img_s=batch / t_c * 1e3)
+        record("resnet50", f"time b{batch}", **row)
+        if batch == 256:
+            prof = prog.profile(xk, repeat=5, print=False)
+            print(f"    profile: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
+                  f"summed; the 5 longest:", flush=True)
+            for k in sorted(prof.kernels, key=lambda k: -k.time_us)[:5]:
+                roof = "-" if k.roofline is None else f"{k.roofline:.2f}"
+                print(f"      {k.name}: {k.time_us:.1f} us ({k.share:.1%}), "
+                      f"roofline {roof}", flush=True)
+        del prog
+
+
+def bench_encoder():
+    print("== encoder layer (f16)", flush=True)
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(768, 12, batch_first=True).eval()
+    ref_layer = layer.cuda().float()
+    half = torch.nn.TransformerEncoderLayer(768, 12, batch_first=True).eval()
+    half.load_state_dict(layer.state_dict())
+    half = half.cuda().half()
+    for seq in (128, 512):
+        prog, secs = compile_timed(layer.cpu(), [torch.randn(8, seq, 768)], dtype="f16")
+        layer.cuda()
+        record("encoder", f"compile s{seq}", seconds=secs)
+        x = torch.randn(8, seq, 768, device="cuda")
+        with torch.no_grad():
+            ref = ref_layer(x)
+            y = prog(x.half())
+        err = rel_l2(y.float(), ref)
+        record("encoder", f"check s{seq}", rel_l2=err, status="PASS" if err <= 1e-2 else "FAIL")
+        xh = x.half()
+        with torch.no_grad():
+            t_k = timed(lambda: prog(xh))
+            t_e = timed(lambda: half(xh))
+            comp = torch_compiled(half)
+            t_c = timed(lambda: comp(xh)) if comp is not None else float("nan")
+        tok = 8 * seq
+        record("encoder", f"time s{seq}", kgraph_ms=t_k, eager_ms=t_e, compile_ms=t_c,
+               kgraph_tok_s=tok / t_k * 1e3, eager_tok_s=tok / t_e * 1e3,
+               compile_tok_s=tok / t_c * 1e3, vs_eager=t_e / t_k, vs_compile=t_c / t_k)
+        del prog
+
+
+def bench_onnx():
+    import torchvision
+    print("== resnet50 through ONNX (f16 NHWC, batch 8)", flush=True)
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().eval()
+    path = os.path.join(tempfile.mkdtemp(prefix="kgraph-onnx-"), "resnet50.onnx")
+    kw = {"dynamo": False} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
+    torch.onnx.export(model, torch.randn(8, 3, 224, 224), path, opset_version=13, **kw)
+    prog, secs = compile_timed(path, ["8x3x224x224:f32"], dtype="f16", layout="nhwc")
+    record("onnx-resnet50", "compile b8", seconds=secs)
+    model = model.cuda()
+    x = torch.randn(8, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        ref = model(x)
+        y = prog(x.permute(0, 2, 3, 1).contiguous().half())
+    err = rel_l2(y.float(), ref)
+    top1 = float((y.float().argmax(1) == ref.argmax(1)).float().mean())
+    record("onnx-resnet50", "check b8", rel_l2=err, top1_agree=top1,
+           status="PASS" if err <= 1e-2 and top1 >= 0.99 else "FAIL")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="resnet50,encoder,onnx")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench_models: no GPU")
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
+    failed = False
+    for name in args.only.split(","):
+        fn = {"resnet50": bench_resnet50, "encoder": bench_encoder, "onnx": bench_onnx}[name]
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - report and go on to the next model
+            failed = True
+            record(name, "error", status="FAIL", message=str(e).splitlines()[0][:300])
+            traceback.print_exc()
+    failed |= any(r.get("status") == "FAIL" for r in RESULTS)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(RESULTS, f, indent=1, default=str)
+    print("== summary")
+    for r in RESULTS:
+        if r["what"].startswith(("check", "time", "error")):
+            print(f"{r['model']:14s} {r['what']:12s} " + " ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) and math.isfinite(v) else f"{k}={v}"
+                for k, v in r.items() if k not in ("model", "what")))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
