@@ -1892,6 +1892,10 @@ LogicalResult GraphImporter::importUnary(Fields &f, Location loc,
       if (failed(f.readNumber("min", lo, &loGiven)) ||
           failed(f.readNumber("max", hi, &hiGiven)))
         return failure();
+      if (type == "hardtanh" && !loGiven)
+        noteDefault("min", "-1");
+      if (type == "hardtanh" && !hiGiven)
+        noteDefault("max", "1");
       if (type == "clamp" && !loGiven && !hiGiven)
         return error(f.getPath(), "clamp needs \"min\", \"max\" or both");
       if (type == "clamp" && !loGiven)
@@ -2339,11 +2343,13 @@ LogicalResult GraphImporter::importSlice(Fields &f, Location loc) {
   Value x = inputs[0];
   ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
   SmallVector<int64_t> offsets, sizes, strides(s.size(), 1);
-  bool offsetsGiven = false, sizesGiven = false;
+  bool offsetsGiven = false, sizesGiven = false, stridesGiven = false;
   if (failed(f.readIntList("offsets", offsets, 0, &offsetsGiven)) ||
       failed(f.readIntList("sizes", sizes, 1, &sizesGiven)) ||
-      failed(f.readIntList("strides", strides, 1)))
+      failed(f.readIntList("strides", strides, 1, &stridesGiven)))
     return failure();
+  if (!stridesGiven)
+    noteDefault("strides", "1 in every dim");
   if (!offsetsGiven || !sizesGiven)
     return error(f.getPath(),
                  "slice '" + nodeName + "' needs \"offsets\" and \"sizes\"");
