@@ -1484,10 +1484,6 @@ LogicalResult GraphImporter::normalizeAxis(StringRef path, int64_t &axis,
   return success();
 }
 
-/// Reads a field that may be given by an integer `from a file dim`: used for
-/// out_channels/out_features, which a weights file can supply.
-static std::string describeDefaulted(int64_t v) { return std::to_string(v); }
-
 LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
   SmallVector<Value> inputs;
   SmallVector<std::string> paths;
@@ -1534,7 +1530,7 @@ LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
       outChannels = fileWeight->shape[0];
     } else if (singleOp) {
       outChannels = groups == 1 ? 64 : c;
-      noteDefault("out_channels", describeDefaulted(outChannels));
+      noteDefault("out_channels", Twine(outChannels));
     } else {
       return error(f.getPath(),
                    "conv2d '" + nodeName + "' needs \"out_channels\"" +
