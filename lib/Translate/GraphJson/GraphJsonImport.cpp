@@ -1484,10 +1484,6 @@ LogicalResult GraphImporter::normalizeAxis(StringRef path, int64_t &axis,
   return success();
 }
 
-/// Reads a field that may be given by an integer `from a file dim`: used for
-/// out_channels/out_features, which a weights file can supply.
-static std::string describeDefaulted(int64_t v) { return std::to_string(v); }
-
 LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
   SmallVector<Value> inputs;
   SmallVector<std::string> paths;
@@ -1534,7 +1530,7 @@ LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
       outChannels = fileWeight->shape[0];
     } else if (singleOp) {
       outChannels = groups == 1 ? 64 : c;
-      noteDefault("out_channels", describeDefaulted(outChannels));
+      noteDefault("out_channels", Twine(outChannels));
     } else {
       return error(f.getPath(),
                    "conv2d '" + nodeName + "' needs \"out_channels\"" +
@@ -1892,6 +1888,10 @@ LogicalResult GraphImporter::importUnary(Fields &f, Location loc,
       if (failed(f.readNumber("min", lo, &loGiven)) ||
           failed(f.readNumber("max", hi, &hiGiven)))
         return failure();
+      if (type == "hardtanh" && !loGiven)
+        noteDefault("min", "-1");
+      if (type == "hardtanh" && !hiGiven)
+        noteDefault("max", "1");
       if (type == "clamp" && !loGiven && !hiGiven)
         return error(f.getPath(), "clamp needs \"min\", \"max\" or both");
       if (type == "clamp" && !loGiven)
@@ -2339,11 +2339,13 @@ LogicalResult GraphImporter::importSlice(Fields &f, Location loc) {
   Value x = inputs[0];
   ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
   SmallVector<int64_t> offsets, sizes, strides(s.size(), 1);
-  bool offsetsGiven = false, sizesGiven = false;
+  bool offsetsGiven = false, sizesGiven = false, stridesGiven = false;
   if (failed(f.readIntList("offsets", offsets, 0, &offsetsGiven)) ||
       failed(f.readIntList("sizes", sizes, 1, &sizesGiven)) ||
-      failed(f.readIntList("strides", strides, 1)))
+      failed(f.readIntList("strides", strides, 1, &stridesGiven)))
     return failure();
+  if (!stridesGiven)
+    noteDefault("strides", "1 in every dim");
   if (!offsetsGiven || !sizesGiven)
     return error(f.getPath(),
                  "slice '" + nodeName + "' needs \"offsets\" and \"sizes\"");
