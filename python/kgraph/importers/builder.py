@@ -337,6 +337,14 @@ class Builder:
             x = x.op.operands[0]
         if shape == x.shape:
             return x
+        if x.op is not None and x.op.kind == "reduce":
+            # A reduction reshaped to its other form (size-1 dims kept or
+            # dropped) is that reduction with keep_dims flipped.
+            src, at = x.op.operands[0], x.op.attrs
+            kept = [1 if i in at["axes"] else d for i, d in enumerate(src.shape)]
+            dropped = [d for i, d in enumerate(src.shape) if i not in at["axes"]]
+            if shape == (dropped if at["keep_dims"] else kept):
+                return self.reduce(at["kind"], src, at["axes"], not at["keep_dims"])
         out = _fmt_shape(shape, x.dtype)
         return self._op("reshape", [x], shape, x.dtype,
                         lambda n: f"kgraph.reshape {n[0]} : {x.type} to {out}")
