@@ -7,7 +7,8 @@ peepholes keep the IR small and compilable by today's kgraph-opt:
 
 - a reshape to the value's own shape is the value; a reshape of a reshape
   reshapes the original value; a transpose that only moves size-1 dims is a
-  reshape; a transpose of a transpose composes;
+  reshape; a transpose of a transpose composes; a reduction reshaped to
+  its keep_dims (or dropped-dims) form is built in that form;
 - :meth:`Builder.matmul` turns an operand that is a transpose of its last two
   dims into the op's ``transpose_a``/``transpose_b`` flag;
 - at :meth:`Builder.module_text` time ops whose results are unused are
