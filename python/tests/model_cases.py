@@ -82,6 +82,23 @@ class Attention(nn.Module):
         return self.mha(x, x, x, need_weights=False)[0]
 
 
+class SqueezeExcite(nn.Module):
+    """EfficientNet's squeeze-and-excitation: a global pool kept 4-D feeds
+    1x1 convolutions whose sigmoid scales the channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(8, 4, 1)
+        self.fc2 = nn.Conv2d(4, 8, 1)
+
+    def forward(self, x):
+        y = F.silu(self.conv(x))
+        s = torch.sigmoid(self.fc2(F.silu(self.fc1(self.pool(y)))))
+        return y * s
+
+
 def _w(*shape):
     return torch.randn(*shape) * 0.5
 
@@ -97,6 +114,7 @@ CASES = {
     "max_pool": (_seq(nn.MaxPool2d(3, 2, 1)), [(1, 4, 9, 9)], ("nchw", "nhwc")),
     "avg_pool": (_seq(nn.AvgPool2d(2)), [(1, 4, 8, 8)], ("nchw", "nhwc")),
     "head": (Head, [(2, 4, 8, 8)], ("nchw", "nhwc")),
+    "squeeze_excite": (SqueezeExcite, [(2, 8, 6, 6)], ("nchw", "nhwc")),
     # GEMM
     "linear": (_seq(nn.Linear(16, 8)), [(4, 16)], ("nchw",)),
     "linear_3d": (_seq(nn.Linear(16, 8)), [(2, 4, 16)], ("nchw",)),

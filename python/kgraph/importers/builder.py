@@ -7,7 +7,8 @@ peepholes keep the IR small and compilable by today's kgraph-opt:
 
 - a reshape to the value's own shape is the value; a reshape of a reshape
   reshapes the original value; a transpose that only moves size-1 dims is a
-  reshape; a transpose of a transpose composes;
+  reshape; a transpose of a transpose composes; a reduction reshaped to
+  its keep_dims (or dropped-dims) form is built in that form;
 - :meth:`Builder.matmul` turns an operand that is a transpose of its last two
   dims into the op's ``transpose_a``/``transpose_b`` flag;
 - at :meth:`Builder.module_text` time ops whose results are unused are
@@ -337,6 +338,14 @@ class Builder:
             x = x.op.operands[0]
         if shape == x.shape:
             return x
+        if x.op is not None and x.op.kind == "reduce":
+            # A reduction reshaped to its other form (size-1 dims kept or
+            # dropped) is that reduction with keep_dims flipped.
+            src, at = x.op.operands[0], x.op.attrs
+            kept = [1 if i in at["axes"] else d for i, d in enumerate(src.shape)]
+            dropped = [d for i, d in enumerate(src.shape) if i not in at["axes"]]
+            if shape == (dropped if at["keep_dims"] else kept):
+                return self.reduce(at["kind"], src, at["axes"], not at["keep_dims"])
         out = _fmt_shape(shape, x.dtype)
         return self._op("reshape", [x], shape, x.dtype,
                         lambda n: f"kgraph.reshape {n[0]} : {x.type} to {out}")

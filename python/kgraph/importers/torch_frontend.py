@@ -67,8 +67,8 @@ def _functional_call():
 def trace_make_fx(model, example_inputs, mode="fake"):
     """(graph module, {placeholder name: (state name, tensor)}) via make_fx.
     ``mode="fake"`` traces with fake tensors (shapes only, no arithmetic:
-    a ResNet-50 at batch 8 traces in a second instead of running on the
-    CPU); "real" runs the model."""
+    a ResNet-50 at batch 8 traces in about 2 s of CPU time instead of
+    running on the CPU); "real" runs the model."""
     import torch
     from torch.fx.experimental import proxy_tensor as _pt
     from torch.fx.experimental.proxy_tensor import make_fx
