@@ -164,7 +164,8 @@ static LogicalResult checkGraphFunction(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (llvm::isa<FusedOp, func::ReturnOp>(op))
       continue;
-    if (op.hasTrait<mlir::OpTrait::ConstantLike>() || isViewOp(&op))
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>() || isViewOp(&op) ||
+        getConcatInputByteOffsets(&op))
       continue;
     if (isKernelOp(&op))
       return op.emitOpError("must be grouped into kgraph.fused before "
@@ -232,6 +233,42 @@ static Value createBufferView(OpBuilder &b, Location loc, Value source,
                                            getRowMajorStrides(type.getShape()));
 }
 
+/// An identity group (a copy kernel) of `v` at `b`'s insertion point: it
+/// yields its input unchanged, or materializes a constant (constants have no
+/// buffer, so they are cloned into the group). Returns its result.
+static Value createCopyGroup(OpBuilder &b, Value v) {
+  OpBuilder::InsertionGuard guard(b);
+  Operation *def = v.getDefiningOp();
+  bool constant = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
+  auto copy = FusedOp::create(b, v.getLoc(), TypeRange{v.getType()},
+                              constant ? ValueRange{} : ValueRange{v});
+  Block *body = b.createBlock(&copy.getBody());
+  Value yielded = constant
+                      ? b.clone(*def)->getResult(0)
+                      : Value(body->addArgument(v.getType(), v.getLoc()));
+  YieldOp::create(b, v.getLoc(), ValueRange{yielded});
+  return copy.getResult(0);
+}
+
+/// Makes every input of a concat that needs no kernel
+/// (getConcatInputByteOffsets) the result of a group of its own whose only
+/// use it is, so that the group can write it into its view of the concat's
+/// buffer: an input that is not one gets a copy group.
+static void materializeConcatInputs(func::FuncOp func) {
+  for (auto concat :
+       llvm::make_early_inc_range(func.getBody().getOps<ConcatOp>())) {
+    if (!getConcatInputByteOffsets(concat))
+      continue;
+    OpBuilder b(concat);
+    for (OpOperand &operand : concat->getOpOperands()) {
+      Value v = operand.get();
+      if (llvm::isa_and_present<FusedOp>(v.getDefiningOp()) && v.hasOneUse())
+        continue;
+      operand.set(createCopyGroup(b, v));
+    }
+  }
+}
+
 /// Makes every returned value the fresh result of a group: a returned input,
 /// constant or repeated value, or a view (other than a reshape that
 /// getReshapedGroupResult lets its group write), gets an identity group (a
@@ -242,25 +279,16 @@ static void materializeReturnedValues(func::FuncOp func) {
   llvm::SmallPtrSet<Value, 8> seen;
   for (OpOperand &operand : ret->getOpOperands()) {
     Value v = operand.get();
-    bool fresh = (llvm::isa_and_present<FusedOp>(v.getDefiningOp()) ||
+    Operation *def = v.getDefiningOp();
+    bool fresh = (llvm::isa_and_present<FusedOp>(def) ||
+                  (def && getConcatInputByteOffsets(def)) ||
                   getReshapedGroupResult(v)) &&
                  seen.insert(v).second;
     if (fresh)
       continue;
-    // Copy group: yields its input unchanged, or materializes a constant
-    // (constants have no buffer, so they are cloned into the group).
-    Operation *def = v.getDefiningOp();
-    bool constant = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
-    auto copy = FusedOp::create(b, v.getLoc(), TypeRange{v.getType()},
-                                constant ? ValueRange{} : ValueRange{v});
-    Block *body = b.createBlock(&copy.getBody());
-    Value yielded = constant
-                        ? b.clone(*def)->getResult(0)
-                        : Value(body->addArgument(v.getType(), v.getLoc()));
-    YieldOp::create(b, v.getLoc(), ValueRange{yielded});
-    b.setInsertionPoint(ret);
-    operand.set(copy.getResult(0));
-    seen.insert(copy.getResult(0));
+    Value copy = createCopyGroup(b, v);
+    operand.set(copy);
+    seen.insert(copy);
   }
 }
 
@@ -435,6 +463,29 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           getStorageMemRefType(llvm::cast<RankedTensorType>(root.getType())),
           /*byteOffset=*/0);
   SmallVector<Value> allocations;
+  // A concat that needs no kernel: its buffer (an output, or allocated
+  // here), whose views its inputs' groups write.
+  for (auto concat : oldBody.getOps<ConcatOp>()) {
+    std::optional<SmallVector<int64_t>> offsets =
+        getConcatInputByteOffsets(concat);
+    if (!offsets)
+      continue;
+    auto type = llvm::cast<RankedTensorType>(concat.getType());
+    Value buffer = resultBuffer.lookup(concat.getResult());
+    if (!buffer) {
+      buffer = memref::AllocOp::create(b, concat.getLoc(),
+                                       getStorageMemRefType(type));
+      if (StringAttr dtype = getLogicalDtypeAttr(type.getElementType()))
+        buffer.getDefiningOp()->setAttr(kDtypeAttrName, dtype);
+      allocations.push_back(buffer);
+    }
+    buffers.map(concat.getResult(), buffer);
+    for (auto [input, offset] : llvm::zip_equal(concat.getInputs(), *offsets))
+      resultBuffer[input] = createBufferView(
+          b, concat.getLoc(), buffer,
+          getStorageMemRefType(llvm::cast<RankedTensorType>(input.getType())),
+          offset);
+  }
   unsigned kernelIndex = 0;
   for (Operation &op : llvm::make_early_inc_range(oldBody)) {
     // A view: its result is a memref view of its input's buffer, which the
@@ -598,6 +649,7 @@ void LowerToGPUPass::runOnOperation() {
     if (failed(checkGraphFunction(func, *sm)))
       return signalPassFailure();
     materializeReturnedValues(func);
+    materializeConcatInputs(func);
     for (FusedOp group : func.getBody().getOps<FusedOp>())
       if (!group->hasAttr(kConfigAttrName))
         group->setAttr(kConfigAttrName,

@@ -128,3 +128,45 @@ func.func @slice_views(%x: tensor<8x10x3xf32>, %y: tensor<1x8x4xf16>) -> (tensor
   %e = kgraph.exp %d : tensor<8xf16>
   return %n, %e : tensor<3x10x3xf32>, tensor<8xf16>
 }
+
+// -----
+
+// A kgraph.concat whose inputs are contiguous, 16-byte aligned runs of its
+// result (all dims before the axis are 1) has no kernel: each input's group
+// writes a view of the concat's buffer (here the output); an input that is
+// not a group result of its own (%z, a function input) gets a copy kernel.
+// CHECK-LABEL: func.func @concat_in_place
+// CHECK-SAME: (%[[X:[^:]*]]: memref<6x8xf32>, %[[Y:[^:]*]]: memref<10x8xf32>, %[[Z:[^:]*]]: memref<4x8xf32>, %[[R:[^:]*]]: memref<20x8xf32> {kgraph.result = 0 : i64})
+// CHECK-DAG: %[[V0:.*]] = memref.reinterpret_cast %[[R]] to offset: [0], sizes: [6, 8], strides: [8, 1] : memref<20x8xf32> to memref<6x8xf32>
+// CHECK-DAG: %[[V1:.*]] = kgraph.buffer_view %[[R]] byte_offset = 192 : memref<20x8xf32> to memref<10x8xf32>
+// CHECK-DAG: %[[V2:.*]] = kgraph.buffer_view %[[R]] byte_offset = 512 : memref<20x8xf32> to memref<4x8xf32>
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_in_place_k0 {{.*}} args(%[[X]] : memref<6x8xf32>, %[[V0]] : memref<6x8xf32>)
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_in_place_k1 {{.*}} args(%[[Y]] : memref<10x8xf32>, %[[V1]] : memref<10x8xf32>)
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_in_place_k2 {{.*}} args(%[[Z]] : memref<4x8xf32>, %[[V2]] : memref<4x8xf32>)
+// CHECK-NOT: gpu.launch_func
+func.func @concat_in_place(%x: tensor<6x8xf32>, %y: tensor<10x8xf32>, %z: tensor<4x8xf32>) -> tensor<20x8xf32> {
+  %a = kgraph.neg %x : tensor<6x8xf32>
+  %b = kgraph.exp %y : tensor<10x8xf32>
+  %c = kgraph.concat %a, %b, %z axis = 0 : tensor<6x8xf32>, tensor<10x8xf32>, tensor<4x8xf32>
+  return %c : tensor<20x8xf32>
+}
+
+// -----
+
+// Along the outermost non-unit dim (NCHW channels at batch 1) into an
+// intermediate; an input with another use is copied.
+// CHECK-LABEL: func.func @concat_channels
+// CHECK: %[[C:.*]] = memref.alloc() : memref<1x13x5x7xf16>
+// CHECK-DAG: %[[V0:.*]] = memref.reinterpret_cast %[[C]] to offset: [0], sizes: [1, 8, 5, 7], strides: [280, 35, 7, 1] : memref<1x13x5x7xf16> to memref<1x8x5x7xf16>
+// CHECK-DAG: %[[V1:.*]] = kgraph.buffer_view %[[C]] byte_offset = 560 : memref<1x13x5x7xf16> to memref<1x5x5x7xf16>
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_channels_k0 {{.*}} args(%{{.*}} : memref<1x8x5x7xf16>, %[[A:.*]] : memref<1x8x5x7xf16>)
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_channels_k1 {{.*}} args(%[[A]] : memref<1x8x5x7xf16>, %[[V0]] : memref<1x8x5x7xf16>)
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_channels_k2 {{.*}} args(%{{.*}} : memref<1x5x5x7xf16>, %[[V1]] : memref<1x5x5x7xf16>)
+// CHECK: gpu.launch_func @kgraph_kernels::@concat_channels_k3 {{.*}} args(%[[C]] : memref<1x13x5x7xf16>,
+// CHECK-NOT: gpu.launch_func
+func.func @concat_channels(%x: tensor<1x8x5x7xf16>, %y: tensor<1x5x5x7xf16>) -> (tensor<1x13x5x7xf16>, tensor<1x8x5x7xf16>) {
+  %a = kgraph.relu %x : tensor<1x8x5x7xf16>
+  %c = kgraph.concat %a, %y axis = 1 : tensor<1x8x5x7xf16>, tensor<1x5x5x7xf16>
+  %r = kgraph.sigmoid %c : tensor<1x13x5x7xf16>
+  return %r, %a : tensor<1x13x5x7xf16>, tensor<1x8x5x7xf16>
+}

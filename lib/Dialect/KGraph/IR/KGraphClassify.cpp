@@ -52,6 +52,30 @@ std::optional<int64_t> kgraph::getViewByteOffset(Operation *op) {
   return bytes;
 }
 
+std::optional<SmallVector<int64_t>>
+kgraph::getConcatInputByteOffsets(Operation *op) {
+  auto concat = llvm::dyn_cast<ConcatOp>(op);
+  if (!concat)
+    return std::nullopt;
+  auto resultType = llvm::cast<RankedTensorType>(concat.getType());
+  int64_t axis = concat.getAxis();
+  for (int64_t d = 0; d < axis; ++d)
+    if (resultType.getDimSize(d) != 1)
+      return std::nullopt;
+  int64_t elementBytes =
+      (resultType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  SmallVector<int64_t> offsets;
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    if (offset % kViewAlignment != 0)
+      return std::nullopt;
+    offsets.push_back(offset);
+    offset += llvm::cast<RankedTensorType>(input.getType()).getNumElements() *
+              elementBytes;
+  }
+  return offsets;
+}
+
 bool kgraph::isViewOp(Operation *op) {
   return getViewByteOffset(op).has_value();
 }

@@ -79,7 +79,9 @@ struct FormKernelsPass
         return WalkResult::skip();
       // A view (a reshape, a contiguous slice) gets no kernel: the lowering
       // makes its result a view of its input's buffer.
-      if (isKernelOp(op) && !isViewOp(op))
+      // Nor does a concat whose inputs are written in place (views of its
+      // result).
+      if (isKernelOp(op) && !isViewOp(op) && !getConcatInputByteOffsets(op))
         toWrap.push_back(op);
       return WalkResult::advance();
     });

@@ -331,6 +331,11 @@ void Fuser::run() {
                            "kernel)";
         continue;
       }
+      if (getConcatInputByteOffsets(&op)) {
+        op.emitRemark() << "not fused: its inputs are written in place into "
+                           "views of its buffer (no kernel)";
+        continue;
+      }
       auto it = whyNot.find(&op);
       op.emitRemark() << "not fused: "
                       << (it != whyNot.end()

@@ -78,6 +78,15 @@ def chunk_views(x):
     return torch.sigmoid(a) * b
 
 
+def concat_rows(x, y, z):
+    return torch.cat([-x, torch.exp(y), z], dim=0)
+
+
+def concat_channels(x, y):
+    a = torch.relu(x)
+    return torch.sigmoid(torch.cat([a, y], dim=1)), a
+
+
 CASES = [
     # The NCHW bias idiom: [C] -> [C, 1, 1] broadcast over [N, C, H, W].
     bias_nchw_case("views_bias_nchw_f32", "f32", True, 1, (1e-6, 1e-7)),
@@ -186,4 +195,30 @@ CASES = [
 }""",
         [Input("x", [24, 37], "f32")], chunk_views, kernels=1,
         tol=(1e-6, 1e-7)),
+    # Concat along dim 0 into the output: the producers of %a and %b write
+    # their views of it (byte offsets 0, 6 * 36 * 4 = 864), the input %z is
+    # copied into its view (2064): three kernels, no concat kernel.
+    GraphCase(
+        "views_concat_rows_f32",
+        """func.func @main(%x: tensor<6x36xf32>, %y: tensor<8x36xf32>, %z: tensor<5x36xf32>) -> tensor<19x36xf32> {
+  %a = kgraph.neg %x : tensor<6x36xf32>
+  %b = kgraph.exp %y : tensor<8x36xf32>
+  %c = kgraph.concat %a, %b, %z axis = 0 : tensor<6x36xf32>, tensor<8x36xf32>, tensor<5x36xf32>
+  return %c : tensor<19x36xf32>
+}""",
+        [Input("x", [6, 36], "f32"), Input("y", [8, 36], "f32"),
+         Input("z", [5, 36], "f32")],
+        concat_rows, kernels=3, tol=(1e-6, 1e-7)),
+    # NCHW channel concat at batch 1 into an intermediate; %a also returned,
+    # so its concat view gets a copy kernel: relu, copy, copy of %y, sigmoid.
+    GraphCase(
+        "views_concat_channels_f16",
+        """func.func @main(%x: tensor<1x8x5x7xf16>, %y: tensor<1x5x5x7xf16>) -> (tensor<1x13x5x7xf16>, tensor<1x8x5x7xf16>) {
+  %a = kgraph.relu %x : tensor<1x8x5x7xf16>
+  %c = kgraph.concat %a, %y axis = 1 : tensor<1x8x5x7xf16>, tensor<1x5x5x7xf16>
+  %r = kgraph.sigmoid %c : tensor<1x13x5x7xf16>
+  return %r, %a : tensor<1x13x5x7xf16>, tensor<1x8x5x7xf16>
+}""",
+        [Input("x", [1, 8, 5, 7], "f16"), Input("y", [1, 5, 5, 7], "f16")],
+        concat_channels, kernels=4, tol=(2e-3, 1e-6)),
 ]

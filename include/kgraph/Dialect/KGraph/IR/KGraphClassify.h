@@ -4,6 +4,7 @@
 #define KGRAPH_DIALECT_KGRAPH_IR_KGRAPHCLASSIFY_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 #include <string>
@@ -47,6 +48,16 @@ bool isViewOp(mlir::Operation *op);
 /// elementwise groups, whose kernels read the op's input at the mapped
 /// coordinates instead of materializing its result.
 bool isAccessMapOp(mlir::Operation *op);
+
+/// If `op` is a kgraph.concat that needs no kernel of its own, the byte
+/// offsets of its inputs in its result; else nullopt. It needs none when its
+/// inputs are contiguous runs of its result (every result dim before the
+/// axis is 1) each starting a multiple of kViewAlignment bytes in: the
+/// lowering makes each input's buffer a view of the result's, which the
+/// input's producer writes in place (or a copy kernel, where the input is
+/// not a kernel's result of its own).
+std::optional<llvm::SmallVector<int64_t>>
+getConcatInputByteOffsets(mlir::Operation *op);
 
 /// Why the ops of a group body cannot form a kernel of `kind`, or an empty
 /// string if they can. Structure only: an elementwise group holds only
