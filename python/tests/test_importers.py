@@ -44,7 +44,7 @@ from kgraph.importers.safetensors import read_safetensors, write_safetensors  # 
 #: Flip to True once kgraph-opt generates code for the data-movement ops
 #: (issue 10 item 7): every case in model_cases.DATA_MOVEMENT and the
 #: encoder layer must then compile.
-DATA_MOVEMENT_CODEGEN = False
+DATA_MOVEMENT_CODEGEN = True
 _DATA_MOVEMENT_ERROR = re.compile(
     r"'kgraph\.(reshape|transpose|slice|concat|broadcast_to)' op has no code generation")
 

@@ -66,9 +66,9 @@ func.func @pinned(%a: tensor<64xf32>) -> tensor<64xf32> {
 
 // Matmul groups are covered by tile-matmul*.mlir, stencil groups and
 // pooling by tile-stencil.mlir, reductions by tile-reduce.mlir, transposes
-// by tile-transpose.mlir; concat has no kernel yet.
-func.func @concat(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
+// by tile-transpose.mlir; a concat along an inner axis has no kernel yet.
+func.func @concat(%x: tensor<4x3xf32>, %y: tensor<4x5xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'kgraph.concat' op has no code generation for}}
-  %0 = kgraph.concat %x, %x axis = 0 : tensor<4x8xf32>, tensor<4x8xf32>
-  return %0 : tensor<8x8xf32>
+  %0 = kgraph.concat %x, %y axis = 1 : tensor<4x3xf32>, tensor<4x5xf32>
+  return %0 : tensor<4x8xf32>
 }

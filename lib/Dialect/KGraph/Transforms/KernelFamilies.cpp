@@ -55,9 +55,10 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
     return GroupKind::gemm;
   if (reduce)
     return GroupKind::reduce;
-  // Transposes, broadcasts and slices feeding elementwise ops are read
-  // through their access maps by the elementwise kernel.
-  if (copy && !(elementwise && onlyAccessMaps))
+  // Transposes, broadcasts and slices, alone or feeding elementwise ops, are
+  // read through their access maps by the elementwise kernel (alone: a copy
+  // through the map).
+  if (copy && !onlyAccessMaps)
     return GroupKind::copy;
   return GroupKind::elementwise;
 }

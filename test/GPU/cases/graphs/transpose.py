@@ -158,3 +158,31 @@ for _name, _shape, _perm in BENCH_SHAPES:
     for _dt in ("f32", "f16"):
         CASES.append(lone_transpose(f"transpose_bench_{_name}_{_dt}", _shape,
                                     _perm, _dt, bench=True))
+
+# A lone strided slice, a lone misaligned contiguous slice (not a view: its
+# first element is 4 bytes past a 16-byte boundary) and a lone broadcast_to
+# returned as results: elementwise copies through their access maps.
+CASES.append(GraphCase(
+    "slice_strided_lone_f32",
+    f"""func.func @main(%x: {t([9, 15], "f32")}) -> {t([4, 5], "f32")} {{
+  %0 = kgraph.slice %x offsets = [1, 2] sizes = [4, 5] strides = [2, 3] : {t([9, 15], "f32")}
+  return %0 : {t([4, 5], "f32")}
+}}""",
+    [Input("x", [9, 15], "f32")],
+    lambda x: x[1:9:2, 2:15:3], kernels=1, tol=(0.0, 0.0)))
+CASES.append(GraphCase(
+    "slice_misaligned_lone_f32",
+    f"""func.func @main(%x: {t([7, 13], "f32")}) -> {t([3, 13], "f32")} {{
+  %0 = kgraph.slice %x offsets = [1, 0] sizes = [3, 13] strides = [1, 1] : {t([7, 13], "f32")}
+  return %0 : {t([3, 13], "f32")}
+}}""",
+    [Input("x", [7, 13], "f32")],
+    lambda x: x[1:4, :], kernels=1, tol=(0.0, 0.0)))
+CASES.append(GraphCase(
+    "broadcast_to_lone_f16",
+    f"""func.func @main(%x: {t([5, 1, 7], "f16")}) -> {t([3, 5, 6, 7], "f16")} {{
+  %0 = kgraph.broadcast_to %x : {t([5, 1, 7], "f16")} to {t([3, 5, 6, 7], "f16")}
+  return %0 : {t([3, 5, 6, 7], "f16")}
+}}""",
+    [Input("x", [5, 1, 7], "f16")],
+    lambda x: x.expand(3, 5, 6, 7), kernels=1, tol=(0.0, 0.0)))
