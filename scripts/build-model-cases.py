@@ -115,7 +115,8 @@ def build(opt, folder, target, name, c):
             entry.update(status="error", reason=msg)
         return entry
     with open(base + ".plan.json") as f:
-        kernels = len(json.load(f)["kernels"])
+        plan = json.load(f)
+        kernels = len((plan["functions"][0] if "functions" in plan else plan)["kernels"])
     if c.get("kernels") is not None and kernels != c["kernels"]:
         entry.update(status="error", reason=f"{kernels} kernels, expected {c['kernels']}")
         return entry

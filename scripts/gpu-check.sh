@@ -203,6 +203,7 @@ gr_rc=0; gr_lines=("skipped")
 tr_rc=0; tr_lines=("skipped")
 mm_rc=0; mm_line="skipped"; mm_ptxas="-"
 cv_rc=0; cv_line="skipped"; cv_ptxas="-"
+md_lines=()
 if [ "${KGRAPH_SKIP_BENCH:-0}" != 1 ]; then
   echo
   echo "== benchmark (bench/bench_elementwise.py)"
@@ -275,10 +276,22 @@ print(f"({sys.argv[2]}s, {r['method']})")
 PYEOF
 )
   fi
+
+  # Whole models (ResNet-50, the encoder layer, ONNX ResNet-50) through
+  # kgraph.compile, which needs a kgraph-opt here ($KGRAPH_OPT: the static
+  # one of scripts/build-static-kgraph-opt.sh); several minutes, so
+  # KGRAPH_SKIP_MODELS=1 leaves it out (run bench/bench_models.py alone).
+  if [ "${KGRAPH_SKIP_MODELS:-0}" != 1 ]; then
+    echo
+    echo "== whole models through kgraph.compile (bench/bench_models.py)"
+    $PY bench/bench_models.py --json "$LOGS/bench_models.json" 2>&1 | tee "$LOGS/bench_models.log"
+    md_rc=${PIPESTATUS[0]}
+    mapfile -t md_lines < <(sed -n '/^== summary/,$p' "$LOGS/bench_models.log" | tail -n +2)
+  fi
 fi
 
 fail=0
-for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc"; do
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc" "${md_rc:-0}"; do
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
@@ -304,6 +317,7 @@ row "bench conv2d" "$cv_line"
 row "ptxas conv" "$cv_ptxas"
 for l in "${gr_lines[@]}"; do row "bench fused" "$l"; done
 for l in "${tr_lines[@]}"; do row "transpose" "$l"; done
+for l in "${md_lines[@]}"; do row "models" "$l"; done
 row "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
 [ "${t_unsup:-0}" -ne 0 ] && result="$result ($t_unsup matmul/conv2d cases unsupported)"

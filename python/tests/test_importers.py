@@ -45,6 +45,12 @@ from kgraph.importers.safetensors import read_safetensors, write_safetensors  # 
 #: (issue 10 item 7): every case in model_cases.DATA_MOVEMENT and the
 #: encoder layer must then compile.
 DATA_MOVEMENT_CODEGEN = True
+
+
+def _kernels(plan):
+    """The kernels of a plan's (first) function: version 2 lists functions,
+    version 1 is one."""
+    return plan["functions"][0]["kernels"] if "functions" in plan else plan["kernels"]
 _DATA_MOVEMENT_ERROR = re.compile(
     r"'kgraph\.(reshape|transpose|slice|concat|broadcast_to)' op has no code generation")
 
@@ -76,6 +82,11 @@ def _check_compile(name, mlir, tmp_path, needs_data_movement):
             f"{name} compiles now: set DATA_MOVEMENT_CODEGEN = True in {__file__} "
             f"(or drop it from model_cases.DATA_MOVEMENT)")
         assert _DATA_MOVEMENT_ERROR.search(p.stderr), p.stderr
+        return None
+    if name in model_cases.INNER_CONCAT:
+        assert p.returncode != 0, (f"{name} compiles now: drop it from "
+                                   f"model_cases.INNER_CONCAT")
+        assert "'kgraph.concat' op has no code generation" in p.stderr, p.stderr
         return None
     assert p.returncode == 0, p.stderr
     with open(plan) as f:
@@ -230,7 +241,7 @@ def test_resnet50_import_and_compile(layout, dtype, tmp_path):
     assert r.outputs == [([8, 1000], dtype)]
     with open(plan_path) as f:
         plan = json.load(f)
-    assert len(plan["kernels"]) == 56
+    assert len(_kernels(plan)) == 56
 
 
 def test_resnet18_matches_torch_nhwc_f16(tmp_path):
@@ -273,7 +284,7 @@ def test_resnet50_onnx(tmp_path):
                      "matmul": 1}
     assert r.inputs == [([1, 3, 224, 224], "f32")] and r.outputs == [([1, 1000], "f32")]
     with open(plan_path) as f:
-        assert len(json.load(f)["kernels"]) == 56
+        assert len(_kernels(json.load(f))) == 56
 
 
 def _need_onnx():
@@ -458,7 +469,7 @@ def test_compile_loads_plan_and_binds_parameters(tmp_path, monkeypatch):
     assert prog.import_result.inputs == [([2, 8, 8, 4], "f32")]
     with open(prog.plan_path) as f:
         plan = json.load(f)
-    assert len(plan["kernels"]) >= 1
+    assert len(_kernels(plan)) >= 1
     # The runtime sees the real input only (the parameters come from the file).
     with pytest.raises(TypeError):
         prog(np.zeros((2, 8, 8, 4), np.float32), np.zeros((2, 8, 8, 4), np.float32))

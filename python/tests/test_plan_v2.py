@@ -217,7 +217,7 @@ BAD_V2 = [
     (F1 + ("kernels", 0, "args", 0, "byte_offset"), 8,
      "functions[1].kernels[0].args[0].byte_offset: 8 is not a multiple of 16"),
     (F1 + ("kernels", 0, "args", 0, "byte_offset"), 32,
-     "functions[1].kernels[0].args[0].byte_offset: 32 is not inside buffer 0 (32 bytes)"),
+     "functions[1].kernels[0].args[0].byte_offset: 32 is not inside buffer 0 of 32 bytes"),
     (F1 + ("kernels", 0, "args", 0, "byte_offset"), -16,
      "functions[1].kernels[0].args[0].byte_offset: expected an integer >= 0"),
     (F0 + ("kernels", 0, "compute"), "fp64",
