@@ -24,7 +24,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -37,25 +36,15 @@ import torch  # noqa: E402
 
 import kgraph  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import time_events  # noqa: E402
+
 RESULTS = []
 
 
-def timed(fn, warmup=3, iters=10, trials=7):
-    """Median milliseconds per call of fn (CUDA events over `iters` calls)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(iters):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / iters)
-    return statistics.median(times)
+def timed(fn):
+    """Median milliseconds per call of fn (benchlib's CUDA-event timer)."""
+    return time_events(fn, warmup=3, inner=10, trials=7)
 
 
 def rel_l2(y, ref):
