@@ -44,29 +44,15 @@ Value LaneEvaluator::mapIndex(Value flat, const AccessMap &map) {
   return index ? index : indexConst(0);
 }
 
-Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
-                                ArrayRef<int64_t> to) {
-  AccessMap map = AccessMap::broadcast(to, from);
-  // Broadcasting that keeps the number of elements keeps the flat order.
-  if (map.preservesFlatIndex())
-    return access;
-  if (map.isUniform())
-    return {AccessKind::Uniform, {indexConst(0)}};
-  if (access.kind == AccessKind::Uniform)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
-  if (access.kind == AccessKind::Gather) {
-    Access gathered{AccessKind::Gather, {}};
-    for (Value idx : access.indices)
-      gathered.indices.push_back(mapIndex(idx, map));
-    return gathered;
-  }
-  // Contiguous W lanes from a multiple of W: still contiguous if the operand
-  // runs along a trailing extent divisible by W, uniform if it is constant
-  // along one, gathered otherwise.
-  if (map.getContiguousExtent() % width == 0)
-    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
-  if (map.getUniformExtent() % width == 0)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
+Access LaneEvaluator::mapEachIndex(const Access &access,
+                                   const AccessMap &map) {
+  Access mapped{access.kind, {}};
+  for (Value idx : access.indices)
+    mapped.indices.push_back(mapIndex(idx, map));
+  return mapped;
+}
+
+Access LaneEvaluator::gatherLanes(const Access &access, const AccessMap &map) {
   Access gathered{AccessKind::Gather, {}};
   for (int64_t l = 0; l < width; ++l) {
     Value idx = l == 0 ? access.indices[0]
@@ -75,6 +61,26 @@ Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
     gathered.indices.push_back(mapIndex(idx, map));
   }
   return gathered;
+}
+
+Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
+                                ArrayRef<int64_t> to) {
+  AccessMap map = AccessMap::broadcast(to, from);
+  // Broadcasting that keeps the number of elements keeps the flat order.
+  if (map.preservesFlatIndex())
+    return access;
+  if (map.isUniform())
+    return {AccessKind::Uniform, {indexConst(0)}};
+  if (access.kind != AccessKind::Contiguous)
+    return mapEachIndex(access, map);
+  // Contiguous W lanes from a multiple of W: still contiguous if the operand
+  // runs along a trailing extent divisible by W, uniform if it is constant
+  // along one, gathered otherwise.
+  if (map.getContiguousExtent() % width == 0)
+    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
+  if (map.getUniformExtent() % width == 0)
+    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
+  return gatherLanes(access, map);
 }
 
 Access LaneEvaluator::mapAccessThrough(const Access &access,
@@ -87,14 +93,8 @@ Access LaneEvaluator::mapAccessThrough(const Access &access,
     return {AccessKind::Uniform, {indexConst(0)}};
   if (map.isUniform())
     return {AccessKind::Uniform, {indexConst(map.getOffset())}};
-  if (access.kind == AccessKind::Uniform)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
-  if (access.kind == AccessKind::Gather) {
-    Access gathered{AccessKind::Gather, {}};
-    for (Value idx : access.indices)
-      gathered.indices.push_back(mapIndex(idx, map));
-    return gathered;
-  }
+  if (access.kind != AccessKind::Contiguous)
+    return mapEachIndex(access, map);
   // Contiguous W lanes from a multiple of W stay one aligned vector if the
   // input runs along a trailing extent divisible by W from an index that is
   // a multiple of W for every value of the outer coordinates.
@@ -108,14 +108,7 @@ Access LaneEvaluator::mapAccessThrough(const Access &access,
     return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
   if (map.getUniformExtent() % width == 0)
     return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
-  Access gathered{AccessKind::Gather, {}};
-  for (int64_t l = 0; l < width; ++l) {
-    Value idx = l == 0 ? access.indices[0]
-                       : arith::AddIOp::create(b, loc, access.indices[0],
-                                               indexConst(l));
-    gathered.indices.push_back(mapIndex(idx, map));
-  }
-  return gathered;
+  return gatherLanes(access, map);
 }
 
 SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,

@@ -75,6 +75,10 @@ private:
   Access mapAccessThrough(const Access &access, const AccessMap &map);
   /// The operand index `map` gives the result element at flat index `flat`.
   mlir::Value mapIndex(mlir::Value flat, const AccessMap &map);
+  /// `access` (uniform or gathered) mapped index by index through `map`.
+  Access mapEachIndex(const Access &access, const AccessMap &map);
+  /// The W lanes of a contiguous `access` gathered one by one through `map`.
+  Access gatherLanes(const Access &access, const AccessMap &map);
   llvm::SmallVector<mlir::Value> load(mlir::Value flat, mlir::Type elementType,
                                       const Access &access);
 
