@@ -134,6 +134,19 @@ CASES = {
                                          _w(4)), [(2, 4, 3, 3)], ("nchw", "nhwc")),
     "cast": (lambda: Lambda(lambda x: (x.half() * 2).float()), [(4, 8)], ("nchw",)),
     "dropout": (_seq(nn.Dropout(0.3), nn.ReLU()), [(4, 8)], ("nchw",)),
+    # comparisons, booleans, where (torch 2.x's softmax keeps a "row all -inf"
+    # test: where(~any(~(x == -inf)), 0, softmax(x)))
+    "safe_softmax": (lambda: Lambda(lambda x: torch.where(
+        torch.logical_not(torch.any(torch.logical_not(x == float("-inf")), -1, True)),
+        torch.full_like(x, 0), torch.softmax(x, -1))), [(3, 4, 8)], ("nchw",)),
+    "compare_where": (lambda: Lambda(lambda x, y: (torch.where(
+        torch.all((x > y) | (x < 0.5 * y), 1, keepdim=True), x, y * 2)
+        .masked_fill(x.eq(0.25) ^ (y >= 1), -3.0) + torch.zeros_like(x)
+        + torch.ones_like(y) + (~torch.any(x.ne(x), 0)).float())), [(4, 8), (4, 8)],
+        ("nchw",)),
+    "mask_nhwc": (lambda: Lambda(lambda x, t: torch.where(
+        (x > t.view(1, 3, 1, 1)) & (x != 0), x, x * 0.1), _w(3)), [(2, 3, 4, 5)],
+        ("nchw", "nhwc")),
     # reductions, normalization
     "mean_sum_amax": (lambda: Lambda(lambda x: x.mean(1) + x.sum(1) + x.amax(1)),
                       [(4, 8)], ("nchw",)),

@@ -157,6 +157,36 @@ def test_op_mapping(name, layout, tmp_path):
     _check_compile(name, r.mlir, tmp_path, name in model_cases.DATA_MOVEMENT)
 
 
+def test_safe_softmax_rows_of_minus_inf(tmp_path):
+    """torch 2.x's softmax inside attention: a row that is all -inf gives 0,
+    not NaN. The "all -inf" test is folded into the softmax's row maximum
+    (one reduce max), and rows with -inf, NaN or finite values match torch."""
+    model, (x,) = model_cases.make("safe_softmax")
+    x[0, 1, :] = float("-inf")
+    x[1, 2, :3] = float("-inf")
+    x[2, 0, 4] = float("nan")
+    with torch.no_grad():
+        ref = model(x).numpy()
+    r = import_model(model, inputs=["3x4x8:f32"], output=str(tmp_path / "ss.mlir"))
+    assert r.ops.get("reduce") == 2 and r.ops.get("select") == 1, r.ops
+    out = evaluate(r.builder, [x.numpy()])[0]
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    np.testing.assert_allclose(np.nan_to_num(out), np.nan_to_num(ref), atol=1e-6)
+    assert not out[0, 1].any()
+
+
+def test_booleans_without_a_kgraph_op(tmp_path):
+    """not/and/or/xor, any/all and bool casts become selects and compares on
+    0/1 integers; a logical_not of eq/ne flips the comparison."""
+    model, inputs = model_cases.make("compare_where")
+    r = import_model(model, inputs=["4x8:f32", "4x8:f32"], output=str(tmp_path / "b.mlir"))
+    assert "i1" in r.text and "kgraph.cast" not in r.text.replace("xi1", "")
+    m = model_cases.Lambda(lambda x: torch.logical_not(x == 0.5).float()
+                           + (~(x != 1.0)).float())
+    r = import_model(m, inputs=["4x8:f32"], output=str(tmp_path / "n.mlir"))
+    assert r.ops.get("compare") == 2 and r.ops.get("select") == 2, r.ops
+
+
 def test_batch_norm_folds_into_conv(tmp_path):
     model, inputs = model_cases.make("conv_bn_relu")
     r = import_model(model, inputs=["2x3x8x8:f32"], output=str(tmp_path / "m.mlir"))
@@ -299,7 +329,8 @@ def _need_onnx():
 _ONNX_CASES = [("conv_bn_relu", 13), ("residual", 13), ("head", 13), ("mlp_gelu", 13),
                ("max_pool", 13), ("avg_pool", 13), ("softmax", 13), ("layer_norm", 17),
                ("arith_tensor", 13), ("activations", 13), ("cat", 13), ("slice_narrow", 13),
-               ("permute", 13), ("flatten_view", 13), ("attention_batch_first", 13)]
+               ("permute", 13), ("flatten_view", 13), ("attention_batch_first", 13),
+               ("compare_where", 13), ("mask_nhwc", 13)]
 
 
 @pytest.mark.parametrize("name,opset", _ONNX_CASES, ids=[n for n, _ in _ONNX_CASES])

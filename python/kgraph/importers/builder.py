@@ -36,12 +36,20 @@ def _fmt_shape(shape, dtype):
     return "tensor<" + "x".join(str(d) for d in shape) + f"x{dtype}>"
 
 
-def _fmt_float(v):
+#: Bit patterns of (+inf, -inf, NaN) per type: MLIR reads a hexadecimal
+#: float literal as the bits of the attribute's own type.
+_SPECIAL_BITS = {"f32": ("0x7F800000", "0xFF800000", "0x7FC00000"),
+                 "f16": ("0x7C00", "0xFC00", "0x7E00"),
+                 "bf16": ("0x7F80", "0xFF80", "0x7FC0"),
+                 "f64": ("0x7FF0000000000000", "0xFFF0000000000000",
+                         "0x7FF8000000000000")}
+
+
+def _fmt_float(v, dtype="f32"):
     v = float(v)
-    if math.isnan(v):
-        return "0x7FC00000"
-    if math.isinf(v):
-        return "0x7F800000" if v > 0 else "0xFF800000"
+    if math.isnan(v) or math.isinf(v):
+        pos, neg, nan = _SPECIAL_BITS[dtype]
+        return nan if math.isnan(v) else (pos if v > 0 else neg)
     r = repr(v)
     if "e" in r:
         mant, exp = r.split("e")
@@ -125,6 +133,7 @@ class Builder:
         self.ops = []
         self.results = []
         self._params = {}
+        self._reductions = {}
         self.loc = None           # location given to the ops recorded next
 
     # --- arguments -------------------------------------------------------
@@ -189,7 +198,7 @@ class Builder:
     def constant(self, value, dtype, shape=()):
         """A splat constant (``arith.constant dense<v>``), scalar by default."""
         if dtype in FLOAT_TYPES:
-            lit = _fmt_float(value)
+            lit = _fmt_float(value, dtype)
         elif dtype == "i1":
             lit = "true" if value else "false"
         else:
@@ -213,9 +222,26 @@ class Builder:
                         attrs=attrs or {"approximate": "approximate" in attr})
 
     def clamp(self, x, lo, hi):
-        attr = (f" {{max = {_fmt_float(hi)} : f64, "
-                f"min = {_fmt_float(lo)} : f64}}")
+        attr = (f" {{max = {_fmt_float(hi, 'f64')} : f64, "
+                f"min = {_fmt_float(lo, 'f64')} : f64}}")
         return self.unary("clamp", x, attr, attrs={"min": lo, "max": hi})
+
+    def compare(self, direction, a, b):
+        """``kgraph.compare``: an i1 tensor of the broadcast shape."""
+        assert a.dtype == b.dtype, (direction, a, b)
+        shape = broadcast_shapes(a.shape, b.shape)
+        return self._op("compare", [a, b], shape, "i1",
+                        lambda n: f"kgraph.compare {direction}, {n[0]}, {n[1]} : "
+                                  f"{a.type}, {b.type}",
+                        attrs={"direction": direction})
+
+    def select(self, cond, a, b):
+        """``kgraph.select``: ``a`` where ``cond`` (i1) holds, else ``b``."""
+        assert cond.dtype == "i1" and a.dtype == b.dtype, (cond, a, b)
+        shape = broadcast_shapes(broadcast_shapes(cond.shape, a.shape), b.shape)
+        return self._op("select", [cond, a, b], shape, a.dtype,
+                        lambda n: f"kgraph.select {n[0]}, {n[1]}, {n[2]} : "
+                                  f"{cond.type}, {a.type}, {b.type}")
 
     def cast(self, x, dtype):
         if dtype == x.dtype:
@@ -324,10 +350,19 @@ class Builder:
         else:
             shape = [d for i, d in enumerate(x.shape) if i not in axes]
         kd = " keep_dims" if keep_dims else ""
-        return self._op("reduce", [x], shape, x.dtype,
-                        lambda n: f"kgraph.reduce {kind} {n[0]} axes = "
-                                  f"{_ints(axes)}{kd} : {x.type}",
-                        attrs={"kind": kind, "axes": axes, "keep_dims": keep_dims})
+        # The same reduction of the same value is built once (softmax's row
+        # maximum also answers a "row is all -inf" test; kgraph-fuse sees no
+        # common subexpressions).
+        key = (kind, id(x), tuple(axes), bool(keep_dims))
+        hit = self._reductions.get(key)
+        if hit is not None and hit.op.operands[0] is x:
+            return hit
+        r = self._op("reduce", [x], shape, x.dtype,
+                     lambda n: f"kgraph.reduce {kind} {n[0]} axes = "
+                               f"{_ints(axes)}{kd} : {x.type}",
+                     attrs={"kind": kind, "axes": axes, "keep_dims": keep_dims})
+        self._reductions[key] = r
+        return r
 
     # --- data movement ---------------------------------------------------
 

@@ -47,6 +47,18 @@ _NP_UNARY = {"relu": lambda a: np.maximum(a, 0), "neg": np.negative, "abs": np.a
              "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
 
 
+_NP_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
+
+
+def _broadcast_shape(a, b):
+    from .builder import broadcast_shapes
+    try:
+        return broadcast_shapes(a, b)
+    except ValueError as e:
+        raise Unsupported(str(e))
+
+
 class Unsupported(Exception):
     """A model op (or a form of one) that has no kgraph mapping."""
 
@@ -57,7 +69,7 @@ class T:
     shape; ``nhwc`` says a 4-D value is stored as [N, H, W, C]."""
 
     __slots__ = ("shape", "dtype", "val", "nhwc", "data", "name",
-                 "conv", "transposed_of")
+                 "conv", "transposed_of", "pred")
 
     def __init__(self, shape, dtype, val=None, nhwc=False, data=None,
                  name=None, conv=None, transposed_of=None):
@@ -66,6 +78,7 @@ class T:
         self.val, self.nhwc, self.data, self.name = val, nhwc, data, name
         self.conv = conv                  # pending convolution (_Conv)
         self.transposed_of = transposed_of
+        self.pred = None                  # (direction, a, b) of a comparison
 
     @property
     def rank(self):
@@ -158,6 +171,13 @@ class Lowering:
         """The IR value of constant ``t`` in ``dtype`` (a splat constant
         when all its elements are equal and it is small, else a parameter)."""
         data = t.data
+        if not t.name and data.size > 1 and all(st == 0 for st in data.strides):
+            # A scalar broadcast to a shape (full_like): a splat constant.
+            if shape is None:
+                shape = list(data.shape)
+                if nhwc:
+                    shape = [shape[0], shape[2], shape[3], shape[1]]
+            return self.b.constant(data.flat[0].item(), dtype, list(shape))
         if nhwc:
             data = np.transpose(data, [0, 2, 3, 1])
         if shape is not None:
@@ -396,9 +416,139 @@ class Lowering:
             return self.const(x.data.astype(np_t), name=x.name)
         dt = self.float_type(dtype)
         v = self.value(x, keep_nhwc=True)
-        if dt == "i1" or v.dtype == "i1":
-            raise Unsupported(f"cast from {v.dtype} to {dt} (kgraph.cast has no i1)")
+        if dt == v.dtype:
+            return x
+        # kgraph.cast has no i1: a boolean becomes 1/0 by a select, a number
+        # becomes a boolean by comparing it with 0.
+        if v.dtype == "i1":
+            return self._like(x, self.b.select(v, self.b.constant(1, dt),
+                                               self.b.constant(0, dt)))
+        if dt == "i1":
+            return self._as_bool(x)
         return self._like(x, self.b.cast(v, dt))
+
+    # --- comparisons and boolean tensors -----------------------------------
+    #
+    # Booleans are i1 values made by kgraph.compare and consumed by
+    # kgraph.select. What has no op of its own (not, and, or, any, all) is
+    # computed on 0/1 integers (kgraph.cast has no i1) or, where exact, folded
+    # into the comparison that made the boolean.
+
+    def _broadcast(self, ts):
+        shape = []
+        for t in ts:
+            shape = _broadcast_shape(shape, t.shape)
+        return shape
+
+    def compare(self, direction, a, b):
+        """torch.eq/ne/lt/le/gt/ge: an i1 tensor (floats compare as IEEE:
+        ordered, ne true for NaN, which is also kgraph's rule)."""
+        if a.is_const and b.is_const:
+            return self.const(_NP_COMPARE[direction](a.data, b.data))
+        if a.dtype == "i1" or b.dtype == "i1":
+            a, b = self._as_int(a), self._as_int(b)
+        dt = self._common_dtype([a, b])
+        if a.nhwc or b.nhwc:
+            if a.rank > 4 or b.rank > 4:
+                raise Unsupported("broadcast of an NHWC tensor to rank > 4")
+            r = self._wrap(self.b.compare(direction, self._nhwc_operand(a, dt),
+                                          self._nhwc_operand(b, dt)), nhwc=True)
+        else:
+            r = self._wrap(self.b.compare(direction, self._operand(a, dt),
+                                          self._operand(b, dt)))
+        r.pred = (direction, a, b)
+        return r
+
+    def _as_bool(self, t):
+        """A boolean view of ``t``: itself if i1, else ``t != 0``."""
+        if t.dtype == "i1":
+            return t
+        return self.compare("ne", t, self.const(np.int32(0)))
+
+    def _as_int(self, t, true=1, false=0):
+        """An i1 tensor as i32 ``true``/``false``; other tensors unchanged."""
+        if t.dtype != "i1":
+            return t
+        if t.is_const:
+            return self.const(np.where(t.data, true, false).astype(np.int32))
+        v = self.b.select(self.value(t, keep_nhwc=True), self.b.constant(true, "i32"),
+                          self.b.constant(false, "i32"))
+        return self._like(t, v)
+
+    def logical_not(self, t):
+        if t.is_const:
+            return self.const(np.logical_not(t.data))
+        t = self._as_bool(t)
+        p = t.pred
+        if p is not None and p[0] in ("eq", "ne"):
+            # Exact with NaN: eq is ordered, ne unordered.
+            return self.compare("ne" if p[0] == "eq" else "eq", p[1], p[2])
+        return self.compare("eq", self._as_int(t), self.const(np.int32(0)))
+
+    def logical(self, kind, a, b):
+        """logical_and / logical_or / logical_xor."""
+        if a.is_const and b.is_const:
+            fn = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[kind]
+            return self.const(fn(a.data, b.data))
+        ia, ib = self._as_int(self._as_bool(a)), self._as_int(self._as_bool(b))
+        if kind == "xor":
+            return self.compare("ne", ia, ib)
+        return self.compare("ne", self.binary("min" if kind == "and" else "max", ia, ib),
+                            self.const(np.int32(0)))
+
+    def any_all(self, kind, t, axes, keep_dims=False):
+        """torch.any / torch.all over ``axes`` (None: every axis)."""
+        if axes is None:
+            axes = list(range(t.rank))
+        if t.is_const:
+            fn = np.any if kind == "any" else np.all
+            return self.const(np.asarray(fn(t.data, axis=tuple(a % max(t.rank, 1) for a in axes)
+                                            if t.rank else None, keepdims=keep_dims)))
+        t = self._as_bool(t)
+        p = t.pred
+        if p is not None and p[0] == ("ne" if kind == "any" else "eq") and \
+                p[2].is_const and p[2].data.size == 1 and not p[1].is_const and \
+                p[1].dtype in FLOAT_TYPES and float(p[2].data.reshape(-1)[0]) == -math.inf:
+            # any(x != -inf) is max(x) != -inf and all(x == -inf) is
+            # max(x) == -inf, NaN included (kgraph's max propagates NaN):
+            # one reduction, shared with a softmax over the same rows.
+            return self.compare(p[0], self.reduce("max", p[1], axes, keep_dims), p[2])
+        # any: max of 0/1 is 1; all: max of 1/0 (1 where false) is 0.
+        n = self._as_int(t) if kind == "any" else self._as_int(t, true=0, false=1)
+        r = self.reduce("max", n, axes, keep_dims)
+        return self.compare("ne" if kind == "any" else "eq", r, self.const(np.int32(0)))
+
+    def where(self, cond, a, b):
+        """torch.where(cond, a, b) / masked_fill: a where cond holds, else b."""
+        shape = self._broadcast([cond, a, b])
+        if cond.is_const and a.is_const and b.is_const:
+            return self.const(np.where(cond.data.astype(bool), a.data, b.data))
+        dt = self._common_dtype([a, b])
+        if cond.is_const and cond.data.size and (np.all(cond.data) or not np.any(cond.data)):
+            pick = a if np.all(cond.data) else b
+            pick = self._like_dtype(pick, dt)
+            return self.expand(pick, shape) if pick.shape != shape else pick
+        cond = self._as_bool(cond)
+        if (cond.nhwc or a.nhwc or b.nhwc) and len(shape) == 4:
+            vc = self._nhwc_operand(cond, "i1")
+            v = self.b.select(vc, self._nhwc_operand(a, dt), self._nhwc_operand(b, dt))
+            return self._wrap(v, nhwc=True)
+        v = self.b.select(self._operand(cond, "i1"), self._operand(a, dt), self._operand(b, dt))
+        return self._wrap(v)
+
+    def _like_dtype(self, t, dt):
+        if t.is_const:
+            return t
+        v = self.value(t, keep_nhwc=True)
+        return t if v.dtype == dt else self._like(t, self.b.cast(v, dt))
+
+    def full_like(self, x, value, dtype=None):
+        """A tensor of ``x``'s shape filled with ``value`` (a splat constant;
+        only the shape of ``x`` is read)."""
+        dt = dtype or x.dtype
+        np_t = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32,
+                "i8": np.int8, "i1": np.bool_}.get(dt, np.float32)
+        return self.const(np.broadcast_to(np.asarray(value, dtype=np_t), x.shape))
 
     # --- GEMM ------------------------------------------------------------
 

@@ -386,6 +386,14 @@ def _unary(kind):
     return lambda L, ins, a: L.unary(kind, ins[0])
 
 
+def _compare(direction):
+    return lambda L, ins, a: L.compare(direction, ins[0], ins[1])
+
+
+def _logical(kind):
+    return lambda L, ins, a: L.logical(kind, ins[0], ins[1])
+
+
 def _gelu(L, ins, a):
     return L.gelu(ins[0], a.get("approximate", "none") == "tanh")
 
@@ -496,8 +504,11 @@ ONNX_OPS = {
                              _np(a["value"]).reshape(-1)[0] if "value" in a else 0.0,
                              dtype=_np(a["value"]).dtype if "value" in a else np.float32),
         "ConstantOfShape"),
-    "Equal": _const_only(lambda d, a: np.equal(d[0], d[1]), "Equal"),
-    "Where": _const_only(lambda d, a: np.where(d[0], d[1], d[2]), "Where"),
+    "Equal": _compare("eq"), "Less": _compare("lt"), "LessOrEqual": _compare("le"),
+    "Greater": _compare("gt"), "GreaterOrEqual": _compare("ge"),
+    "Not": lambda L, ins, a: L.logical_not(ins[0]),
+    "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"),
+    "Where": lambda L, ins, a: L.where(ins[0], ins[1], ins[2]),
     "Expand": lambda L, ins, a: L.expand(ins[0], list(np.broadcast_shapes(
         tuple(ins[0].shape), tuple(_const_ints(ins[1], "Expand's shape"))))),
 }

@@ -95,6 +95,11 @@ def _gelu(x, approximate):
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
+#: kgraph.compare: floats compare ordered, except ne (true for NaN), as numpy.
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}
+
+
 def evaluate(builder, inputs):
     """The results of ``builder``'s function for the real ``inputs`` (numpy
     arrays, in order), as float64 (or integer) numpy arrays."""
@@ -121,6 +126,10 @@ def evaluate(builder, inputs):
             out = _gelu(ins[0], at.get("approximate"))
         elif k == "clamp":
             out = np.clip(ins[0], at["min"], at["max"])
+        elif k == "compare":
+            out = _COMPARE[at["direction"]](ins[0], ins[1])
+        elif k == "select":
+            out = np.where(ins[0].astype(bool), ins[1], ins[2])
         elif k == "cast":
             out = ins[0]
             if r.dtype in ("i32", "i8"):

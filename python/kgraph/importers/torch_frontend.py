@@ -558,6 +558,54 @@ def _getitem(L, x, i):
     raise Unsupported("indexing a tensor")
 
 
+def _compare(direction):
+    return lambda L, a, b: L.compare(direction, _t(L, a), _t(L, b))
+
+
+def _any_all(kind):
+    def f(L, x, dim=None, keepdim=False):
+        return L.any_all(kind, x, None if dim is None else _dims(x, dim), keepdim)
+    return f
+
+
+def _where(L, cond, a=None, b=None):
+    if a is None or b is None:
+        raise Unsupported("where(condition) (the indices of true elements)")
+    return L.where(_t(L, cond), _t(L, a), _t(L, b))
+
+
+def _bitwise_not(L, x):
+    x = _t(L, x)
+    if x.dtype != "i1":
+        raise Unsupported("bitwise_not of an integer tensor")
+    return L.logical_not(x)
+
+
+def _bitwise(kind):
+    def f(L, a, b):
+        a, b = _t(L, a), _t(L, b)
+        if a.dtype != "i1" or b.dtype != "i1":
+            raise Unsupported(f"bitwise_{kind} of integer tensors")
+        return L.logical(kind, a, b)
+    return f
+
+
+def _masked_fill(L, x, mask, value):
+    return L.where(_t(L, mask), _t(L, value), x)
+
+
+def _full_like(value):
+    def f(L, x, fill_value=None, dtype=None, **kw):
+        v = value if value is not None else fill_value
+        if isinstance(v, T):
+            if not v.is_const or v.data.size != 1:
+                raise Unsupported("fill value is not a number")
+            v = v.data.reshape(-1)[0].item()
+        dt = _dtype_name(_torch(), dtype) if dtype is not None else None
+        return L.full_like(x, v, L.float_type(dt or x.dtype))
+    return f
+
+
 #: ATen op name (overload packet) -> mapping(L, *args, **kwargs).
 OPS = {
     "convolution": _conv, "conv2d": _conv2d, "_convolution": _conv,
@@ -596,6 +644,18 @@ OPS = {
     "scaled_dot_product_attention": _sdpa,
     "_scaled_dot_product_flash_attention_for_cpu": _sdpa_for_cpu,
     "baddbmm": _baddbmm,
+    "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"),
+    "le": _compare("le"), "gt": _compare("gt"), "ge": _compare("ge"),
+    "logical_not": lambda L, x: L.logical_not(_t(L, x)),
+    "bitwise_not": _bitwise_not, "bitwise_and": _bitwise("and"),
+    "bitwise_or": _bitwise("or"), "bitwise_xor": _bitwise("xor"),
+    "logical_and": lambda L, a, b: L.logical("and", _t(L, a), _t(L, b)),
+    "logical_or": lambda L, a, b: L.logical("or", _t(L, a), _t(L, b)),
+    "logical_xor": lambda L, a, b: L.logical("xor", _t(L, a), _t(L, b)),
+    "any": _any_all("any"), "all": _any_all("all"),
+    "where": _where, "masked_fill": _masked_fill,
+    "full_like": _full_like(None), "zeros_like": _full_like(0),
+    "ones_like": _full_like(1), "empty_like": _full_like(0),
     "getitem": _getitem,
 }
 OPS = {k: v for k, v in OPS.items() if v is not None}
