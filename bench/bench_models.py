@@ -158,6 +158,14 @@ def bench_encoder():
         record("encoder", f"time s{seq}", kgraph_ms=t_k, eager_ms=t_e, compile_ms=t_c,
                kgraph_tok_s=tok / t_k * 1e3, eager_tok_s=tok / t_e * 1e3,
                compile_tok_s=tok / t_c * 1e3, vs_eager=t_e / t_k, vs_compile=t_c / t_k)
+        prof = prog.profile(xh, repeat=5, print=False)
+        print(f"    profile s{seq}: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
+              f"summed; the 6 longest:", flush=True)
+        for k in sorted(prof.kernels, key=lambda k: -k.time_us)[:6]:
+            roof = "-" if k.roofline is None else f"{k.roofline:.2f}"
+            ops = ",".join(sorted({o[0] for o in k.ops}))
+            print(f"      {k.name}: {k.time_us:.1f} us ({k.share:.1%}), roofline {roof}, "
+                  f"ops {ops[:80]}", flush=True)
         del prog
 
 
