@@ -212,9 +212,14 @@ class Driver:
     def launch(self, function, grid, block, shared_bytes, stream, params,
                name: str = ""):
         """Launch with ``params``: a ctypes ``void*`` array, one per parameter."""
-        self.check("cuLaunchKernel", function, grid[0], grid[1], grid[2],
-                   block[0], block[1], block[2], shared_bytes, stream, params,
-                   None, detail=f"kernel '{name}'" if name else "")
+        rc = self._fns["cuLaunchKernel"](function, grid[0], grid[1], grid[2],
+                                         block[0], block[1], block[2], shared_bytes,
+                                         stream, params, None)
+        if rc != CUDA_SUCCESS:  # the message is built only on failure
+            extra = self.error_string(rc)
+            if name:
+                extra = f"{extra}; kernel '{name}'" if extra else f"kernel '{name}'"
+            raise CudaError("cuLaunchKernel", rc, self.error_name(rc), extra)
 
     def synchronize(self, stream):
         self.check("cuStreamSynchronize", stream)

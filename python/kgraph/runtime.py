@@ -14,6 +14,7 @@ torch op. Numpy arrays are copied to freshly allocated device buffers, the
 kernels run on the default stream, and the results are copied back.
 """
 
+import collections
 import ctypes
 import sys
 import threading
@@ -28,6 +29,9 @@ from .weights import WeightsFile
 #: Buffers must be aligned to this many bytes (the kernels use 16-byte
 #: vector accesses; docs/launch-plan.md).
 BUFFER_ALIGNMENT = 16
+#: Alignment of each intermediate inside the one scratch allocation of a
+#: call (what cudaMalloc gives a separate allocation).
+SCRATCH_ALIGNMENT = 256
 
 _NUMPY_DTYPES = {name: d.numpy for name, d in DTYPES.items() if d.numpy}
 _TORCH_DTYPES = {name: d.torch for name, d in DTYPES.items()}
@@ -130,6 +134,9 @@ def encode_tensor_maps(drv, arg, addresses) -> bytes:
 #: Encoded tensor-map buffers a Program keeps per device before it drops
 #: them all (after synchronizing the device's work that may read them).
 TENSOR_MAP_CACHE_LIMIT = 256
+#: Prepared launch sequences a Program keeps (one per set of buffer
+#: addresses seen recently).
+LAUNCH_CACHE_LIMIT = 16
 
 
 # --- argument checking ---------------------------------------------------------
@@ -202,6 +209,11 @@ class _Shared:
         # device address of the encoded tensor maps (they embed the
         # addresses).
         self.tensor_maps = {}
+        # (ordinal, function, buffer addresses) -> the prepared launches
+        # (they embed the addresses and the tensor maps above): a call
+        # whose buffers sit where a recent call's did (torch's caching
+        # allocator makes that the usual case) packs no parameters.
+        self.launches = collections.OrderedDict()
         self.lock = threading.RLock()
         self._driver_used = None
 
@@ -213,6 +225,7 @@ class _Shared:
             ptrs = list(self.parameters.values()) + list(self.tensor_maps.values())
             self.parameters.clear()
             self.tensor_maps.clear()
+            self.launches.clear()
         if drv is None:
             return
         for ptr in ptrs:
@@ -401,6 +414,7 @@ class Program:
                             for old in shared.tensor_maps.values():
                                 drv.mem_free(old)
                             shared.tensor_maps.clear()
+                            shared.launches.clear()
                 ptr = drv.mem_alloc(len(data))
                 if owned is not None:
                     owned.append(ptr)
@@ -415,7 +429,26 @@ class Program:
     def _prepare_launches(self, drv, ordinal, stream, addresses, owned=None):
         """[(kernel, CUfunction, KernelParams)] of every launch, in order:
         everything a launch needs that touches the device (module, tensor
-        maps) is done here, so the launches themselves can be captured."""
+        maps) is done here, so the launches themselves can be captured.
+        Without ``owned`` the result is cached per buffer addresses."""
+        key = None
+        if owned is None:
+            key = (ordinal, self.spec.name, tuple(sorted(addresses.items())))
+            with self._lock:
+                hit = self._shared.launches.get(key)
+                if hit is not None:
+                    self._shared.launches.move_to_end(key)
+                    return hit
+        launches = self._pack_launches(drv, ordinal, stream, addresses, owned)
+        if key is not None:
+            with self._lock:
+                cache = self._shared.launches
+                cache[key] = launches
+                while len(cache) > LAUNCH_CACHE_LIMIT:
+                    cache.popitem(last=False)
+        return launches
+
+    def _pack_launches(self, drv, ordinal, stream, addresses, owned):
         fns = self._kernels_on(drv, ordinal)
         launches = []
         for k_i, (k, fn) in enumerate(zip(self.spec.kernels, fns)):
@@ -518,13 +551,16 @@ class Program:
             addresses[spec.id] = t.data_ptr()
         for spec, t in zip(self.spec.outputs, dev_outputs):
             addresses[spec.id] = t.data_ptr()
-        # Intermediates come from torch's caching allocator: stream-ordered, so
-        # dropping them after the enqueue is safe on this stream.
-        scratch = []
-        for spec in self.spec.intermediates:
-            t = torch.empty(max(spec.bytes, 1), dtype=torch.uint8, device=device)
-            scratch.append(t)
-            addresses[spec.id] = t.data_ptr()
+        # Intermediates come from torch's caching allocator, all in one
+        # allocation (aligned slices): stream-ordered, so dropping it after
+        # the enqueue is safe on this stream.
+        scratch = None
+        offsets, total = self._scratch_layout()
+        if total:
+            scratch = torch.empty(total, dtype=torch.uint8, device=device)
+            base = scratch.data_ptr()
+            for spec, off in zip(self.spec.intermediates, offsets):
+                addresses[spec.id] = base + off
         stream = torch.cuda.current_stream(device).cuda_stream
         if body is None:
             self._launch_all(drv, device.index, stream, addresses)
@@ -533,6 +569,19 @@ class Program:
             result = body(drv, device.index, stream, addresses)
         del scratch
         return result
+
+    def _scratch_layout(self):
+        """(byte offset of each intermediate, total bytes) in one scratch
+        allocation; every offset a multiple of SCRATCH_ALIGNMENT."""
+        layout = getattr(self, "_scratch", None)
+        if layout is None:
+            offsets, total = [], 0
+            for spec in self.spec.intermediates:
+                offsets.append(total)
+                size = max(spec.bytes, 1)
+                total += (size + SCRATCH_ALIGNMENT - 1) // SCRATCH_ALIGNMENT * SCRATCH_ALIGNMENT
+            layout = self._scratch = (offsets, total)
+        return layout
 
     def _call_torch(self, inputs, body=None):
         import torch

@@ -233,6 +233,32 @@ def test_run_end_to_end_numpy(fake_cuda, prog):
     assert neg.split("args=")[1].split(",")[1] == add.split("args=")[1].split(",")[0]
 
 
+def test_launches_cached_per_addresses(fake_cuda, prog):
+    """A call whose buffers sit at a recent call's addresses reuses its
+    packed launches; new addresses pack new ones; results stay right."""
+    import kgraph.runtime as rt
+    calls = []
+    orig = rt.Program._pack_launches
+
+    def counting(self, *a, **kw):
+        calls.append(1)
+        return orig(self, *a, **kw)
+    rt.Program._pack_launches = counting
+    try:
+        for _ in range(3):
+            np.testing.assert_array_equal(prog(A, B), B - A)
+        packed = len(calls)
+        assert 1 <= packed <= 3 and len(prog._shared.launches) == packed
+        # Launches always see the addresses of their own call.
+        n = fake_cuda.fake_num_launches()
+        for i in range(0, n, 2):
+            neg = fake_cuda.fake_launch(i).decode().split("args=")[1].split(",")
+            add = fake_cuda.fake_launch(i + 1).decode().split("args=")[1].split(",")
+            assert neg[1] == add[0]
+    finally:
+        rt.Program._pack_launches = orig
+
+
 def test_module_loaded_once(fake_cuda, prog):
     before = fake_cuda.fake_modules_loaded()
     prog(A, B)
