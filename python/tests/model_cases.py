@@ -120,6 +120,10 @@ CASES = {
     "linear_3d": (_seq(nn.Linear(16, 8)), [(2, 4, 16)], ("nchw",)),
     "matmul": (lambda: Lambda(lambda a, b: a @ b), [(4, 8), (8, 6)], ("nchw",)),
     "bmm": (lambda: Lambda(lambda a, b: torch.bmm(a, b)), [(2, 4, 8), (2, 8, 6)], ("nchw",)),
+    # torch.export's form of a Linear on a 3-D input: a bmm with the weight
+    # expanded over the batch
+    "bmm_shared_weight": (lambda: Lambda(lambda x, w: torch.bmm(x, w.t().expand(3, 16, 8))
+                                         + 1.0, _w(8, 16)), [(3, 5, 16)], ("nchw",)),
     "mlp_gelu": (_seq(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8)), [(4, 16)], ("nchw",)),
     # elementwise
     "activations": (lambda: Lambda(lambda x: torch.sigmoid(x) + torch.tanh(x) + F.silu(x)

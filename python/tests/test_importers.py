@@ -187,6 +187,18 @@ def test_booleans_without_a_kgraph_op(tmp_path):
     assert r.ops.get("compare") == 2 and r.ops.get("select") == 2, r.ops
 
 
+def test_expanded_weight_is_one_gemm(tmp_path):
+    """bmm(x, W.expand(B, K, N)) is one [B*M, K] x [K, N] GEMM on the
+    weight itself (transpose flag kept), not a batch of B copies."""
+    model, inputs = model_cases.make("bmm_shared_weight")
+    r = import_model(model, inputs=["3x5x16:f32"], output=str(tmp_path / "m.mlir"))
+    mm = [ln for ln in r.text.splitlines() if "kgraph.matmul" in ln]
+    assert len(mm) == 1 and "tensor<15x16xf32>, tensor<8x16xf32>" in mm[0] \
+        and "transpose_b" in mm[0], mm
+    assert "broadcast_to" not in r.text
+    assert read_safetensors(r.weights)["ps.0"].shape == (8, 16)
+
+
 def test_batch_norm_folds_into_conv(tmp_path):
     model, inputs = model_cases.make("conv_bn_relu")
     r = import_model(model, inputs=["2x3x8x8:f32"], output=str(tmp_path / "m.mlir"))

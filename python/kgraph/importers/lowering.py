@@ -69,7 +69,7 @@ class T:
     shape; ``nhwc`` says a 4-D value is stored as [N, H, W, C]."""
 
     __slots__ = ("shape", "dtype", "val", "nhwc", "data", "name",
-                 "conv", "transposed_of", "pred")
+                 "conv", "transposed_of", "pred", "broadcast_of")
 
     def __init__(self, shape, dtype, val=None, nhwc=False, data=None,
                  name=None, conv=None, transposed_of=None):
@@ -79,6 +79,7 @@ class T:
         self.conv = conv                  # pending convolution (_Conv)
         self.transposed_of = transposed_of
         self.pred = None                  # (direction, a, b) of a comparison
+        self.broadcast_of = None          # the T an expand broadcast to this
 
     @property
     def rank(self):
@@ -170,6 +171,8 @@ class Lowering:
     def _const_value(self, t, dtype, shape=None, nhwc=False):
         """The IR value of constant ``t`` in ``dtype`` (a splat constant
         when all its elements are equal and it is small, else a parameter)."""
+        if t.broadcast_of is not None and shape is None and not nhwc:
+            return self.b.broadcast_to(self._const_value(t.broadcast_of, dtype), t.shape)
         data = t.data
         if not t.name and data.size > 1 and all(st == 0 for st in data.strides):
             # A scalar broadcast to a shape (full_like): a splat constant.
@@ -584,6 +587,12 @@ class Lowering:
             a2 = self.reshape(a, [int(np.prod(lead)), a.shape[-1]])
             r = self.matmul(a2, b)
             return self.reshape(r, lead + [r.shape[-1]])
+        b2 = self._batch_broadcast(b)
+        if b2 is not None:
+            # [B.., M, K] x (one [K, N] broadcast over the batch): a plain
+            # GEMM with the batch folded into M (torch.export writes a Linear
+            # on a 3-D input as such a bmm).
+            return self.matmul(a, b2)
         batch = [int(x) for x in np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))]
         if list(a.shape[:-2]) != batch or list(b.shape[:-2]) != batch:
             raise Unsupported(f"batched matmul that broadcasts batch dims "
@@ -593,6 +602,17 @@ class Lowering:
         b3 = self.reshape(b, [nb] + b.shape[-2:])
         r = self._wrap(self.b.matmul(self._mm_operand(a3, dt), self._mm_operand(b3, dt)))
         return self.reshape(r, batch + r.shape[-2:])
+
+    def _batch_broadcast(self, t):
+        """The [K, N] matrix that ``t`` (rank > 2) repeats over its batch
+        dims, if it is an expand of one; else None."""
+        src = t.broadcast_of
+        if src is None or t.rank <= 2:
+            return None
+        if src.rank >= 2 and list(src.shape[-2:]) == list(t.shape[-2:]) and \
+                all(d == 1 for d in src.shape[:-2]):
+            return src if src.rank == 2 else self.reshape(src, src.shape[-2:])
+        return None
 
     def linear(self, x, w, bias=None):
         """``x @ w.T + bias`` (torch.nn.Linear)."""
@@ -627,10 +647,10 @@ class Lowering:
             shape[shape.index(-1)] = numel // known if known else 0
         if int(np.prod(shape, dtype=np.int64)) != numel:
             raise Unsupported(f"reshape of {x.shape} to {shape}")
-        if x.is_const:
-            return T(shape, x.dtype, data=x.data.reshape(shape), name=x.name)
         if shape == x.shape:
             return x
+        if x.is_const:
+            return T(shape, x.dtype, data=x.data.reshape(shape), name=x.name)
         return self._wrap(self.b.reshape(self.rowmajor(x), shape), shape=shape)
 
     def transpose(self, x, perm):
@@ -705,11 +725,16 @@ class Lowering:
     def expand(self, x, shape):
         shape = [x.shape[i - (len(shape) - x.rank)] if d == -1 else int(d)
                  for i, d in enumerate(shape)]
-        if x.is_const:
-            return self.const(np.broadcast_to(x.data, shape).copy(), name=x.name)
         if shape == x.shape:
             return x
-        return self._wrap(self.b.broadcast_to(self.value(x), shape))
+        if x.is_const:
+            # A read-only broadcast view: no copy; it reaches the IR as the
+            # original constant and a kgraph.broadcast_to (_const_value).
+            r = self.const(np.broadcast_to(x.data, shape), name=x.name)
+        else:
+            r = self._wrap(self.b.broadcast_to(self.value(x), shape))
+        r.broadcast_of = x
+        return r
 
     # --- reductions and pooling -----------------------------------------
 
