@@ -154,10 +154,15 @@ def bench_encoder():
             t_e = timed(lambda: half(xh))
             comp = torch_compiled(half)
             t_c = timed(lambda: comp(xh)) if comp is not None else float("nan")
+            graph = prog.capture(xh)
+            t_g = timed(lambda: graph.replay())
+            g_err = rel_l2(graph(xh).float(), ref)
         tok = 8 * seq
         record("encoder", f"time s{seq}", kgraph_ms=t_k, eager_ms=t_e, compile_ms=t_c,
                kgraph_tok_s=tok / t_k * 1e3, eager_tok_s=tok / t_e * 1e3,
-               compile_tok_s=tok / t_c * 1e3, vs_eager=t_e / t_k, vs_compile=t_c / t_k)
+               compile_tok_s=tok / t_c * 1e3, vs_eager=t_e / t_k, vs_compile=t_c / t_k,
+               graph_ms=t_g, graph_tok_s=tok / t_g * 1e3, graph_vs_eager=t_e / t_g,
+               graph_vs_compile=t_c / t_g, graph_rel_l2=g_err)
         prof = prog.profile(xh, repeat=5, print=False)
         print(f"    profile s{seq}: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
               f"summed; the 6 longest:", flush=True)
