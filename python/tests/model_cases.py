@@ -124,6 +124,8 @@ CASES = {
     # expanded over the batch
     "bmm_shared_weight": (lambda: Lambda(lambda x, w: torch.bmm(x, w.t().expand(3, 16, 8))
                                          + 1.0, _w(8, 16)), [(3, 5, 16)], ("nchw",)),
+    "linear_3d_relu_residual": (lambda: Lambda(lambda x, w, b: F.relu(F.linear(x, w, b)) + x,
+                                               _w(16, 16), _w(16)), [(2, 5, 16)], ("nchw",)),
     "mlp_gelu": (_seq(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8)), [(4, 16)], ("nchw",)),
     # elementwise
     "activations": (lambda: Lambda(lambda x: torch.sigmoid(x) + torch.tanh(x) + F.silu(x)

@@ -199,6 +199,19 @@ def test_expanded_weight_is_one_gemm(tmp_path):
     assert read_safetensors(r.weights)["ps.0"].shape == (8, 16)
 
 
+def test_elementwise_ops_move_above_a_reshape(tmp_path):
+    """relu(view(addmm(...))) + x: the relu and the residual add are built on
+    the GEMM's [M, N] result (the residual reshaped alike, a view) so both
+    fuse into the GEMM's epilogue: one kernel."""
+    model, inputs = model_cases.make("linear_3d_relu_residual")
+    r = import_model(model, inputs=["2x5x16:f32"], output=str(tmp_path / "m.mlir"))
+    for op in ("relu", "add"):
+        line = next(ln for ln in r.text.splitlines() if f"kgraph.{op} " in ln and "10x16" in ln)
+        assert "tensor<10x16xf32>" in line, line
+    plan = _check_compile("linear_3d_relu_residual", r.mlir, tmp_path, False)
+    assert len(plan["functions"][0]["kernels"]) == 1, plan["functions"][0]["kernels"]
+
+
 def test_batch_norm_folds_into_conv(tmp_path):
     model, inputs = model_cases.make("conv_bn_relu")
     r = import_model(model, inputs=["2x3x8x8:f32"], output=str(tmp_path / "m.mlir"))

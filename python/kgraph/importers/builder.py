@@ -210,13 +210,63 @@ class Builder:
 
     # --- elementwise -----------------------------------------------------
 
-    def binary(self, kind, a, b):
+    # An elementwise op on a reshaped value is done before the reshape, on
+    # the value the reshape read, and its result reshaped (a view): so it can
+    # fuse into the kernel that computes that value (a GEMM's epilogue; a
+    # reshape stops fusion). torch writes a Linear on a 3-D input as
+    # view(addmm(...)) followed by its activation and residual add.
+
+    @staticmethod
+    def _reshape_source(v):
+        """The op-computed value a reshape made ``v`` from, else None."""
+        if v.op is None or v.op.kind != "reshape":
+            return None
+        src = v.op.operands[0]
+        return src if src.op is not None and src.op.kind != "constant" else None
+
+    def _before_reshape(self, a, b, shape):
+        """(a', b') over the shape a reshaped operand had before its reshape,
+        or None. The other operand must have the reshaped shape and be a
+        reshape of that shape, an argument or a constant (reshaped alike), or
+        vary only along trailing dims the reshape kept (a bias)."""
+        for i, (x, y) in enumerate(((a, b), (b, a))):
+            src = self._reshape_source(x)
+            if src is None or list(x.shape) != list(shape):
+                continue
+            if list(y.shape) == list(shape):
+                y_src = y.op.operands[0] if y.op is not None and y.op.kind == "reshape" \
+                    else None
+                if not (y.op is None or y.op.kind == "constant" or
+                        (y_src is not None and y_src.shape == src.shape)):
+                    continue  # y may be an epilogue candidate itself
+                y2 = self.reshape(y, src.shape)
+            else:
+                ys = list(y.shape)
+                while ys and ys[0] == 1:
+                    ys.pop(0)
+                kept = 0
+                while kept < min(len(src.shape), len(shape)) and \
+                        src.shape[-1 - kept] == shape[-1 - kept]:
+                    kept += 1
+                if len(ys) > kept:
+                    continue
+                y2 = y if y.rank <= src.rank else self.reshape(y, ys)
+            return (src, y2) if i == 0 else (y2, src)
+        return None
+
+    def binary(self, kind, a, b, _move=True):
         assert a.dtype == b.dtype, (kind, a, b)
         shape = broadcast_shapes(a.shape, b.shape)
+        moved = self._before_reshape(a, b, shape) if _move else None
+        if moved is not None:
+            return self.reshape(self.binary(kind, *moved, _move=False), shape)
         return self._op(kind, [a, b], shape, a.dtype,
                         lambda n: f"kgraph.{kind} {n[0]}, {n[1]} : {a.type}, {b.type}")
 
     def unary(self, kind, x, attr="", attrs=None):
+        src = self._reshape_source(x)
+        if src is not None:
+            return self.reshape(self.unary(kind, src, attr, attrs), x.shape)
         return self._op(kind, [x], x.shape, x.dtype,
                         lambda n: f"kgraph.{kind} {n[0]}{attr} : {x.type}",
                         attrs=attrs or {"approximate": "approximate" in attr})
