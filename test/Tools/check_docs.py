@@ -10,11 +10,17 @@ README.md and docs/*.md name must exist.
   `Class::method`, `name()`, camelCase or CamelCase identifiers) is a word of
   the repository's sources, or of MLIR/LLVM's headers (upstream API), or in
   ALLOW below (names that are deliberately not code).
+- Every bare source file name in backticks (`Fuse.cpp`, `KGraphAttrs.td`)
+  is the name of a file of the repository, or one the sources generate.
 - Op lists marked `<!-- ops: SET -->` (the next non-empty line or
   paragraph) name exactly the ops of SET, read from the sources:
   `elementwise` (kgraph::isElementwiseOp), `float-only` (ODS ops on float
   tensors only).
-- No quoted test counts ("26 of 26 tests"): they go stale.
+- File lists marked `<!-- users: NAME -->` (the next paragraph's backticked
+  `.cpp` names) name exactly the .cpp files of lib/ and tools/ that call
+  NAME; the file that defines it may be named or not.
+- No quoted test counts ("26 of 26 tests", or a lit or pytest total such as
+  "Total Discovered Tests: 75" in an output block): they go stale.
 
 Prints `FILE:LINE: message` for each problem and exits 1 if there is one;
 otherwise prints a one-line summary.
@@ -47,6 +53,12 @@ TOP_DIRS = ("include/", "lib/", "test/", "tools/", "scripts/", "docs/",
 SOURCE_EXTS = (".h", ".cpp", ".td", ".py", ".sh", ".cmake", ".txt", ".c",
                ".inc", ".mlir", ".test", ".json")
 BACKTICK = re.compile(r"`([^`\n]+)`")
+# A bare file name of a source kind (no directory): `Fuse.cpp`, `Passes.td`.
+BARE_FILE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*\.(cpp|h|td|py|sh|mlir|test)$")
+# Test counts of a whole suite, in prose or in an output block.
+PROSE_COUNT = re.compile(r"\b\d[\d,]* of \d[\d,]* tests\b")
+SUITE_COUNT = re.compile(r"Total Discovered Tests: *\d|Testing: \d+ tests|"
+                         r"\b\d+ passed\b.* in \d")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_~][A-Za-z0-9_]*)*(\(\))?$")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,6 +98,59 @@ def looks_like_code(name):
         bool(re.match(r"^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$", name))
 
 
+def file_mentions(paths):
+    """File names the sources write (generated files: `NVPTXOnlyTargets.cpp`)."""
+    names = set()
+    for p in paths:
+        try:
+            with open(p, errors="replace") as f:
+                names.update(m.group(0) for m in re.finditer(
+                    r"[A-Za-z_][A-Za-z0-9_.-]*\.(?:cpp|h|td|py|sh|mlir|test)\b", f.read()))
+        except OSError:
+            pass
+    return names
+
+
+def repo_file_names(repo):
+    names = set()
+    for root, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                   and not os.path.exists(os.path.join(root, d, "CMakeCache.txt"))]
+        names.update(files)
+    return names
+
+
+def users_of(repo, name):
+    """(users, definers): basenames of the .cpp files of lib/ and tools/ that
+    call `name`, and of those that define it at the top level."""
+    call = re.compile(r"\b" + re.escape(name) + r"\s*\(")
+    define = re.compile(r"(?m)^[A-Za-z_].*\b" + re.escape(name) + r"\s*\(")
+    users, definers = set(), set()
+    for top in ("lib", "tools"):
+        for root, _, files in os.walk(os.path.join(repo, top)):
+            for f in files:
+                if not f.endswith(".cpp"):
+                    continue
+                text = open(os.path.join(root, f), errors="replace").read()
+                if define.search(text):
+                    definers.add(f)
+                elif call.search(text):
+                    users.add(f)
+    return users, definers
+
+
+def paragraph_after(lines, n):
+    """The next non-empty line or paragraph after line n (1-based)."""
+    para = []
+    for nxt in lines[n:]:
+        if not nxt.strip():
+            if para:
+                break
+            continue
+        para.append(nxt)
+    return para
+
+
 def elementwise_ops(repo):
     text = open(os.path.join(repo, "lib/Dialect/KGraph/IR/KGraphClassify.cpp")).read()
     body = text[text.index("isElementwiseOp"):]
@@ -121,6 +186,8 @@ def main():
     repo = os.path.abspath(args.repo)
     docs = [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
     code_words = words_of(repo_sources(repo))
+    file_names = repo_file_names(repo)
+    generated_names = file_mentions(repo_sources(repo))
     upstream = []
     for sub in ("mlir", "llvm/ADT", "llvm/Support"):
         for root, _, files in os.walk(os.path.join(args.mlir_include, sub)):
@@ -129,7 +196,7 @@ def main():
     op_sets = {"elementwise": elementwise_ops(repo), "float-only": float_only_ops(repo)}
     vocabulary = all_ops(repo)
 
-    problems, checked = [], {"paths": 0, "names": 0, "op lists": 0}
+    problems, checked = [], {"paths": 0, "names": 0, "op lists": 0, "file lists": 0}
     for doc in docs:
         rel = os.path.relpath(doc, repo)
         lines = open(doc).read().split("\n")
@@ -138,10 +205,10 @@ def main():
             if line.lstrip().startswith("```"):
                 in_code = not in_code
                 continue
+            if PROSE_COUNT.search(line) or SUITE_COUNT.search(line):
+                problems.append(f"{rel}:{n}: a quoted test count goes stale; say what the tests check instead")
             if in_code:
                 continue
-            if re.search(r"\b\d[\d,]* of \d[\d,]* tests\b", line):
-                problems.append(f"{rel}:{n}: a quoted test count goes stale; say what the tests check instead")
             for target in LINK.findall(line):
                 if re.match(r"^[a-z]+:", target) or target.startswith("#"):
                     continue
@@ -162,25 +229,43 @@ def main():
                     if not hits and not path.startswith(("build", "install")):
                         problems.append(f"{rel}:{n}: path '{path}' does not exist")
                     continue
+                if BARE_FILE.match(tok):
+                    checked["paths"] += 1
+                    # a file of the tree, or one the build generates (named in the sources)
+                    if tok not in file_names and tok not in generated_names:
+                        problems.append(f"{rel}:{n}: file '{tok}' does not exist")
+                    continue
                 if looks_like_code(tok) and tok not in ALLOW:
                     checked["names"] += 1
                     last = re.sub(r"\(\)$", "", tok).split("::")[-1]
                     if last not in code_words and last not in upstream_words:
                         problems.append(f"{rel}:{n}: '{tok}' names no function, class or value of the sources")
-            m = re.search(r"<!-- ops: ([a-z-]+) -->", line)
+            # A marker is a line of its own (one quoted in backticks is prose).
+            marker = line.strip() if line.strip().startswith("<!--") else ""
+            m = re.search(r"<!-- users: ([A-Za-z_][A-Za-z0-9_]*) -->", marker)
+            if m:
+                name = m.group(1)
+                checked["file lists"] += 1
+                users, definers = users_of(repo, name)
+                listed = {os.path.basename(t.strip()) for t in
+                          BACKTICK.findall(" ".join(paragraph_after(lines, n)))
+                          if t.strip().endswith(".cpp")}
+                missing = sorted(users - listed)
+                extra = sorted(listed - users - definers)
+                if not users and not definers:
+                    problems.append(f"{rel}:{n}: no .cpp file of lib/ or tools/ calls '{name}'")
+                elif missing or extra:
+                    problems.append(f"{rel}:{n}: the files that call {name} differ from the sources"
+                                    + (f"; missing {', '.join(missing)}" if missing else "")
+                                    + (f"; not callers: {', '.join(extra)}" if extra else ""))
+            m = re.search(r"<!-- ops: ([a-z-]+) -->", marker)
             if m:
                 kind = m.group(1)
                 checked["op lists"] += 1
                 if kind not in op_sets:
                     problems.append(f"{rel}:{n}: unknown op list '{kind}' (known: {', '.join(op_sets)})")
                     continue
-                para = []
-                for nxt in lines[n:]:
-                    if not nxt.strip():
-                        if para:
-                            break
-                        continue
-                    para.append(nxt)
+                para = paragraph_after(lines, n)
                 listed = set(re.findall(r"\b[a-z][a-z_0-9]*\b", " ".join(para))) & \
                     (op_sets[kind] | vocabulary)
                 want = op_sets[kind]
@@ -196,7 +281,8 @@ def main():
         print(f"docs check: {len(problems)} problems")
         return 1
     print(f"docs check: {len(docs)} files, {checked['paths']} paths and links, "
-          f"{checked['names']} code names, {checked['op lists']} op lists: all exist")
+          f"{checked['names']} code names, {checked['op lists']} op lists, "
+          f"{checked['file lists']} file lists: all exist")
     return 0
 
 
