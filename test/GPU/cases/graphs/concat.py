@@ -113,6 +113,19 @@ CASES = [
         [Input("x", [4, 10], "f32"), Input("y", [4, 10], "f32")],
         lambda x, y: torch.cat([x[:, 1::2], x[:, ::2]], 1) * y, kernels=1,
         tol=(2.0 ** -23, 0.0)),
+    # Nested: a concat of a concat (each one not written in place: the outer
+    # one's offset is 60 bytes), both read by the neg's kernel.
+    GraphCase(
+        "concat_nested_f32",
+        f"""func.func @main(%x: {t([3, 2], "f32")}, %y: {t([3, 3], "f32")}, %w: {t([2, 5], "f32")}) -> {t([5, 5], "f32")} {{
+  %a = kgraph.concat %x, %y axis = 1 : {t([3, 2], "f32")}, {t([3, 3], "f32")}
+  %b = kgraph.concat %a, %w axis = 0 : {t([3, 5], "f32")}, {t([2, 5], "f32")}
+  %r = kgraph.neg %b : {t([5, 5], "f32")}
+  return %r : {t([5, 5], "f32")}
+}}""",
+        [Input("x", [3, 2], "f32"), Input("y", [3, 3], "f32"), Input("w", [2, 5], "f32")],
+        lambda x, y, w: -torch.cat([torch.cat([x, y], 1), w], 0), kernels=1,
+        tol=EXACT),
 ]
 
 #: Small enough for the CPU interpreter (no bf16).
