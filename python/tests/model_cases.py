@@ -184,12 +184,6 @@ DATA_MOVEMENT = {
 }
 
 
-#: Cases that still do not compile: a concat along an inner axis (dims
-#: before the axis not all 1) has no kernel yet. Their compile must fail with
-#: exactly that message; drop a case from here once it compiles.
-INNER_CONCAT = {"cat", "cat_channels"}
-
-
 def make(name, seed=0):
     """(module in eval mode, float32 example inputs) of case ``name``."""
     torch.manual_seed(seed)

@@ -83,11 +83,6 @@ def _check_compile(name, mlir, tmp_path, needs_data_movement):
             f"(or drop it from model_cases.DATA_MOVEMENT)")
         assert _DATA_MOVEMENT_ERROR.search(p.stderr), p.stderr
         return None
-    if name in model_cases.INNER_CONCAT:
-        assert p.returncode != 0, (f"{name} compiles now: drop it from "
-                                   f"model_cases.INNER_CONCAT")
-        assert "'kgraph.concat' op has no code generation" in p.stderr, p.stderr
-        return None
     assert p.returncode == 0, p.stderr
     with open(plan) as f:
         return json.load(f)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """CPU check of transpose kernels and of data-movement ops fused into
 elementwise kernels: compiles small cases of test/GPU/cases/graphs/
-transpose.py with kgraph-opt (their own flags: --fuse or not), runs every
-kernel of the launch plan in order in test/Tools/interp_gpu_kernel.py, and
-compares the outputs with the float64 torch reference.
+transpose.py (or of another module of that folder, its CPU_CASES: concat.py)
+with kgraph-opt (their own flags: --fuse or not), runs every kernel of the
+launch plan in order in test/Tools/interp_gpu_kernel.py, and compares the
+outputs with the float64 torch reference.
 
-  /usr/bin/python3 test/Tools/check_transpose_kernels.py build/bin/kgraph-opt
+  /usr/bin/python3 test/Tools/check_transpose_kernels.py build/bin/kgraph-opt [concat]
 """
 import json
 import os
@@ -20,9 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases"))
 sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases", "graphs"))
-import interp_gpu_kernel  # noqa: E402
+import importlib  # noqa: E402
 
-import transpose  # noqa: E402  (test/GPU/cases/graphs/transpose.py)
+import interp_gpu_kernel  # noqa: E402
 
 #: Cases small enough for the interpreter (no matmul, no bf16).
 CPU_CASES = [
@@ -109,9 +110,11 @@ def check(opt, case, seed=0):
 
 def main():
     opt = sys.argv[1]
-    cases = {c.name: c for c in transpose.CASES}
+    # test/GPU/cases/graphs/<module>.py; transpose.py's list is CPU_CASES here.
+    module = importlib.import_module(sys.argv[2] if len(sys.argv) > 2 else "transpose")
+    cases = {c.name: c for c in module.CASES}
     failures = 0
-    for name in CPU_CASES:
+    for name in getattr(module, "CPU_CASES", CPU_CASES):
         ok, kernels = check(opt, cases[name])
         print(f"{'ok  ' if ok else 'FAIL'} {name} ({kernels} kernel{'s' if kernels != 1 else ''})",
               flush=True)

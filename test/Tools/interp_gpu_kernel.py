@@ -3,9 +3,9 @@
 form, after canonicalize/cse), for checking emitters without a GPU.
 
 Supports the subset the stencil, transpose and elementwise emitters
-produce: arith, math.fma/sqrt, memref.load/store/view/reinterpret_cast,
-vector.load/store/extract/from_elements (1-D), scf.for/if, gpu thread/block
-ids, dynamic shared memory, workgroup attributions and gpu.barrier. Each thread is a Python generator that pauses at a
+produce: arith, math.fma/sqrt/exp, memref.load/store/view/reinterpret_cast,
+vector.load/store/extract/from_elements (1-D), scf.for/if (with results),
+gpu thread/block ids, dynamic shared memory, workgroup attributions and gpu.barrier. Each thread is a Python generator that pauses at a
 barrier; a block runs its threads phase by phase. Floats are numpy float32
 (fma computed in float64, then rounded). Slow: use tiny shapes.
 
@@ -198,6 +198,9 @@ def run_thread(ops, env, ctx):
         elif n == 'math.sqrt':
             with np.errstate(all='ignore'):
                 r = np.float32(np.sqrt(o[0]))
+        elif n == 'math.exp':
+            with np.errstate(all='ignore'):
+                r = np.float32(np.exp(o[0]))
         elif n == 'arith.index_cast':
             r = int(o[0])
         elif n == 'arith.fptosi':
@@ -240,7 +243,7 @@ def run_thread(ops, env, ctx):
         elif n == 'gpu.barrier':
             yield
         elif n in ('gpu.return', 'scf.yield'):
-            return
+            return o
         elif n == 'scf.for':
             body, bargs = op.regions[0]
             iv = o[0]
@@ -250,7 +253,15 @@ def run_thread(ops, env, ctx):
                 iv += o[2]
         elif n == 'scf.if':
             region = op.regions[0] if o[0] else (op.regions[1] if len(op.regions) > 1 else ([], []))
-            yield from run_thread(region[0], env, ctx)
+            yielded = yield from run_thread(region[0], env, ctx)
+            if op.result:
+                # The values of the taken branch's scf.yield: %r, or %r#i of %r:N.
+                name, _, count = op.result.partition(':')
+                if count:
+                    for k, v in enumerate(yielded):
+                        env[f'{name}#{k}'] = v
+                    continue
+                r = yielded[0]
         else:
             raise NotImplementedError(n)
         if op.result:

@@ -446,7 +446,8 @@ class _Builder:
                   f"{' keep_dims' if keep else ''} : {v.type}")
 
     def op_data_movement(self):
-        op = self.rnd.choice(DATA_MOVEMENT)
+        # Concat twice as often: it has two code paths (in place, kernel).
+        op = self.rnd.choices(DATA_MOVEMENT, (1, 1, 1, 2, 1))[0]
         v = self.pick(lambda x: x.rank >= 1 or op in ("reshape", "broadcast_to"))
         if v is None:
             return
@@ -480,7 +481,11 @@ class _Builder:
                       f"kgraph.slice %{v.name} offsets = [{', '.join(map(str, offs))}] sizes = "
                       f"[{', '.join(map(str, sizes))}] strides = [{', '.join(map(str, strides))}] : {v.type}")
         elif op == "concat":
-            axis = self.rnd.randrange(v.rank)
+            # An inner axis (an elementwise kernel over the result) more often
+            # than any axis (the outermost non-unit one is written in place
+            # by the producers where its offsets are 16-byte aligned).
+            axis = (self.rnd.randrange(1, v.rank) if v.rank > 1 and self.chance(0.7)
+                    else self.rnd.randrange(v.rank))
             others = [v]
             for _ in range(self.rnd.randint(0, 2)):
                 s = list(v.shape)

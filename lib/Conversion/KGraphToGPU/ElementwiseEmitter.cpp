@@ -64,12 +64,15 @@ LogicalResult kgraph::checkElementwiseGroup(FusedOp group) {
         return failure();
       continue;
     }
-    // Transposes, broadcasts and slices are read through their access maps.
+    // Transposes, broadcasts and slices are read through their access maps,
+    // a concat through one per input (LaneEvaluator::evaluateConcat).
     if (isAccessMapOp(&op)) {
       if (failed(AccessMap::forDataMovementOp(&op)))
         return op.emitOpError("has no static access map");
       continue;
     }
+    if (llvm::isa<ConcatOp>(op))
+      continue;
     if (!isElementwiseOp(&op))
       return op.emitOpError("is not elementwise and cannot be lowered in an "
                             "elementwise kernel");

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -111,6 +112,133 @@ Access LaneEvaluator::mapAccessThrough(const Access &access,
   return gatherLanes(access, map);
 }
 
+FailureOr<SmallVector<Value>>
+LaneEvaluator::evaluateInRegion(Value v, const Access &access) {
+  auto saved = memo;
+  FailureOr<SmallVector<Value>> lanes = evaluate(v, access);
+  memo = std::move(saved);
+  return lanes;
+}
+
+FailureOr<SmallVector<Value>>
+LaneEvaluator::evaluateConcat(Operation *concat, const Access &access) {
+  auto type = llvm::cast<RankedTensorType>(concat->getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t axis = llvm::cast<ConcatOp>(concat).getAxis();
+  // Flat result index f = (outer * axisSize + axisCoord) * inner + innerIdx.
+  int64_t inner = 1, outer = 1;
+  for (int64_t d = axis + 1, e = shape.size(); d < e; ++d)
+    inner *= shape[d];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  // Inputs of size 0 along the axis hold no element.
+  SmallVector<ConcatSegment> segments;
+  for (const ConcatSegment &s : getConcatSegments(concat))
+    if (s.size > 0)
+      segments.push_back(s);
+  // A kernel over an empty result evaluates nothing.
+  assert(!segments.empty() && "a concat result with elements has an input "
+                              "with elements");
+  std::vector<AccessMap> maps;
+  for (const ConcatSegment &s : segments)
+    maps.push_back(AccessMap::concatInput(
+        shape, llvm::cast<ShapedType>(s.input.getType()).getShape(), axis,
+        s.offset));
+  Type computeType = getComputeType(type.getElementType());
+
+  auto axisCoord = [&](Value flat) {
+    Value coord = flat;
+    if (inner != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, indexConst(inner));
+    if (outer != 1)
+      coord = arith::RemUIOp::create(b, loc, coord, indexConst(shape[axis]));
+    return coord;
+  };
+  // A balanced tree of branches on the axis coordinate `coord` over segments
+  // [lo, hi): each leaf evaluates its segment (`leaf`, `count` values), at
+  // the builder's insertion point.
+  using Leaf = function_ref<FailureOr<SmallVector<Value>>(unsigned)>;
+  std::function<FailureOr<SmallVector<Value>>(Value, unsigned, unsigned,
+                                              int64_t, Leaf)>
+      select = [&](Value coord, unsigned lo, unsigned hi, int64_t count,
+                   Leaf leaf) -> FailureOr<SmallVector<Value>> {
+    if (hi - lo == 1)
+      return leaf(lo);
+    unsigned mid = (lo + hi) / 2;
+    Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        coord,
+                                        indexConst(segments[mid].offset));
+    auto ifOp = scf::IfOp::create(
+        b, loc, SmallVector<Type>(count, computeType), below,
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [block, range] :
+         {std::make_pair(ifOp.thenBlock(), std::make_pair(lo, mid)),
+          std::make_pair(ifOp.elseBlock(), std::make_pair(mid, hi))}) {
+      b.setInsertionPointToStart(block);
+      FailureOr<SmallVector<Value>> values =
+          select(coord, range.first, range.second, count, leaf);
+      if (failed(values))
+        return failure();
+      scf::YieldOp::create(b, loc, *values);
+    }
+    return SmallVector<Value>(ifOp.getResults());
+  };
+
+  // All W lanes in one segment: a uniform access, or W contiguous elements
+  // from a multiple of W where every segment starts and ends (in flat
+  // elements of one outer step) at a multiple of W. The input's access is
+  // then of the same kind: its runs are the segment's, and every segment
+  // boundary and outer step is a multiple of W.
+  bool oneSegment = access.kind == AccessKind::Uniform;
+  if (access.kind == AccessKind::Contiguous) {
+    oneSegment = true;
+    for (const ConcatSegment &s : segments)
+      oneSegment &= (s.offset * inner) % width == 0 &&
+                    (s.size * inner) % width == 0;
+  }
+  if (oneSegment) {
+    Value first = access.indices[0];
+    bool uniform = access.kind == AccessKind::Uniform;
+    FailureOr<SmallVector<Value>> lanes = select(
+        axisCoord(first), 0, segments.size(), uniform ? 1 : width,
+        [&](unsigned i) -> FailureOr<SmallVector<Value>> {
+          Access in{access.kind, {mapIndex(first, maps[i])}};
+          FailureOr<SmallVector<Value>> l =
+              segments.size() == 1 ? evaluate(segments[i].input, in)
+                                   : evaluateInRegion(segments[i].input, in);
+          if (failed(l) || !uniform)
+            return l;
+          return SmallVector<Value>{l->front()};
+        });
+    if (failed(lanes) || !uniform)
+      return lanes;
+    return SmallVector<Value>(width, lanes->front());
+  }
+  // Lane by lane: each lane's element on its own branch, evaluated on one
+  // lane.
+  LaneEvaluator scalar(b, loc, /*width=*/1, flatArgs);
+  scalar.known = known;
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < width; ++l) {
+    Value index = access.kind == AccessKind::Gather ? access.indices[l]
+                  : l == 0 ? access.indices[0]
+                           : arith::AddIOp::create(b, loc, access.indices[0],
+                                                   indexConst(l))
+                                 .getResult();
+    FailureOr<SmallVector<Value>> lane = select(
+        axisCoord(index), 0, segments.size(), 1,
+        [&](unsigned i) -> FailureOr<SmallVector<Value>> {
+          Access in{AccessKind::Contiguous, {mapIndex(index, maps[i])}};
+          return scalar.evaluateInRegion(segments[i].input, in);
+        });
+    if (failed(lane))
+      return failure();
+    lanes.push_back(lane->front());
+  }
+  return lanes;
+}
+
 SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,
                                        const Access &access) {
   Type storageType = getStorageElementType(elementType);
@@ -179,7 +307,12 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     if (failed(scalar))
       return failure();
     lanes.assign(width, *scalar);
-  } else if (Operation *op = v.getDefiningOp(); isAccessMapOp(op)) {
+  } else if (Operation *op = v.getDefiningOp(); llvm::isa<ConcatOp>(op)) {
+    FailureOr<SmallVector<Value>> l = evaluateConcat(op, a);
+    if (failed(l))
+      return failure();
+    lanes = std::move(*l);
+  } else if (isAccessMapOp(op)) {
     FailureOr<AccessMap> map = AccessMap::forDataMovementOp(op);
     if (failed(map))
       return op->emitOpError("has no static access map");

@@ -11,7 +11,11 @@
 // A kgraph.transpose, kgraph.broadcast_to or kgraph.slice in the group is
 // not materialized: its input is read under the access its result's access
 // maps to through AccessMap::forDataMovementOp (contiguous only where the
-// mapped run is an aligned vector of the input).
+// mapped run is an aligned vector of the input). Nor is a kgraph.concat: a
+// branch on the axis coordinate picks the input whose segment holds the
+// element (getConcatSegments) and reads it through AccessMap::concatInput,
+// for all W lanes at once where they lie in one segment, else lane by lane;
+// only the chosen input is read, so no address outside it is formed.
 // Arithmetic goes through ScalarOps.h, per lane, in compute type.
 //
 //===----------------------------------------------------------------------===//
@@ -25,7 +29,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <tuple>
+#include <vector>
 
 namespace kgraph::detail {
 
@@ -68,6 +74,13 @@ public:
 
 private:
   mlir::Value indexConst(int64_t v);
+  /// The W lanes of the result of `concat` under `access`.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateConcat(mlir::Operation *concat, const Access &access);
+  /// `evaluate` inside a region that ends before the values are read again:
+  /// what it memoizes there does not dominate the code after the region.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateInRegion(mlir::Value v, const Access &access);
   Access mapAccess(const Access &access, llvm::ArrayRef<int64_t> from,
                    llvm::ArrayRef<int64_t> to);
   /// The access of the input of a transpose, broadcast_to or slice whose

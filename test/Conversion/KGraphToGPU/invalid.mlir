@@ -64,14 +64,14 @@ module attributes {kgraph.target = "sm_80"} {
 // -----
 
 module attributes {kgraph.target = "sm_80"} {
-  func.func @not_elementwise(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
-    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32> {
+  func.func @not_elementwise(%a: tensor<2x3xf32>) -> tensor<6xf32> {
+    %0 = kgraph.fused (%a) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<2x3xf32>) -> tensor<6xf32> {
     ^bb0(%x: tensor<2x3xf32>):
-      // expected-error @+1 {{'kgraph.concat' op is not elementwise and cannot be lowered in an elementwise kernel}}
-      %r = kgraph.concat %x, %x axis = 0 : tensor<2x3xf32>, tensor<2x3xf32>
-      kgraph.yield %r : tensor<4x3xf32>
+      // expected-error @+1 {{'kgraph.reshape' op is not elementwise and cannot be lowered in an elementwise kernel}}
+      %r = kgraph.reshape %x : tensor<2x3xf32> to tensor<6xf32>
+      kgraph.yield %r : tensor<6xf32>
     }
-    return %0 : tensor<4x3xf32>
+    return %0 : tensor<6xf32>
   }
 }
 

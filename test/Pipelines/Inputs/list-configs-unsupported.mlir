@@ -1,4 +1,4 @@
-func.func @main(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>) -> tensor<4x8xf32> {
-  %0 = kgraph.concat %a, %b axis = 1 : tensor<4x3xf32>, tensor<4x5xf32>
-  return %0 : tensor<4x8xf32>
+func.func @main(%a: tensor<0x8xf16>, %b: tensor<8x16xf16>) -> tensor<0x16xf32> {
+  %0 = kgraph.matmul %a, %b : tensor<0x8xf16>, tensor<8x16xf16> -> tensor<0x16xf32>
+  return %0 : tensor<0x16xf32>
 }

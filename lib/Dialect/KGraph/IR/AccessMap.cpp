@@ -88,6 +88,17 @@ AccessMap AccessMap::slice(ArrayRef<int64_t> operandShape,
   return AccessMap(sizes, operandShape, dims);
 }
 
+AccessMap AccessMap::concatInput(ArrayRef<int64_t> outShape,
+                                 ArrayRef<int64_t> inputShape, int64_t axis,
+                                 int64_t segmentOffset) {
+  assert(outShape.size() == inputShape.size() && axis >= 0 &&
+         axis < int64_t(outShape.size()) && "concat input of the result's rank");
+  SmallVector<OperandDim> dims;
+  for (int64_t d = 0, e = inputShape.size(); d < e; ++d)
+    dims.push_back({d, d == axis ? -segmentOffset : 0, 1});
+  return AccessMap(outShape, inputShape, dims);
+}
+
 AccessMap AccessMap::activation(ArrayRef<int64_t> storedShape, Layout layout) {
   assert(storedShape.size() == 4 && "activations are 4-D");
   ActivationAxes axes = getActivationAxes(layout);

@@ -52,6 +52,21 @@ std::optional<int64_t> kgraph::getViewByteOffset(Operation *op) {
   return bytes;
 }
 
+SmallVector<kgraph::ConcatSegment> kgraph::getConcatSegments(Operation *op) {
+  SmallVector<ConcatSegment> segments;
+  auto concat = llvm::dyn_cast<ConcatOp>(op);
+  if (!concat)
+    return segments;
+  int64_t axis = concat.getAxis();
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    int64_t size = llvm::cast<RankedTensorType>(input.getType()).getDimSize(axis);
+    segments.push_back({input, offset, size});
+    offset += size;
+  }
+  return segments;
+}
+
 std::optional<SmallVector<int64_t>>
 kgraph::getConcatInputByteOffsets(Operation *op) {
   auto concat = llvm::dyn_cast<ConcatOp>(op);
@@ -64,16 +79,23 @@ kgraph::getConcatInputByteOffsets(Operation *op) {
       return std::nullopt;
   int64_t elementBytes =
       (resultType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  // Every dim before the axis is 1: a segment's elements are the run from
+  // its axis offset times the elements of one axis step.
+  int64_t stepElements = 1;
+  for (int64_t d = axis + 1, e = resultType.getRank(); d < e; ++d)
+    stepElements *= resultType.getDimSize(d);
   SmallVector<int64_t> offsets;
-  int64_t offset = 0;
-  for (Value input : concat.getInputs()) {
+  for (const ConcatSegment &segment : getConcatSegments(concat)) {
+    int64_t offset = segment.offset * stepElements * elementBytes;
     if (offset % kViewAlignment != 0)
       return std::nullopt;
     offsets.push_back(offset);
-    offset += llvm::cast<RankedTensorType>(input.getType()).getNumElements() *
-              elementBytes;
   }
   return offsets;
+}
+
+bool kgraph::isElementwiseReadOp(Operation *op) {
+  return isAccessMapOp(op) || llvm::isa<ConcatOp>(op);
 }
 
 bool kgraph::isViewOp(Operation *op) {
@@ -110,8 +132,8 @@ std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
       ++anchors;
       continue;
     }
-    if ((kind == GroupKind::elementwise || kind == GroupKind::gemm) &&
-        isAccessMapOp(&op))
+    if ((kind == GroupKind::elementwise && isElementwiseReadOp(&op)) ||
+        (kind == GroupKind::gemm && isAccessMapOp(&op)))
       continue;
     if (kind == GroupKind::transpose &&
         !op.hasTrait<mlir::OpTrait::ConstantLike>()) {

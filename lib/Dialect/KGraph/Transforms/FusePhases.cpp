@@ -380,7 +380,7 @@ void Fuser::formElementwiseGroups() {
     // Access-map producers taken as they are (not cloned) precede `op`.
     SmallVector<Operation *> taken;
     for (Operation *member : set)
-      if (isAccessMapOp(member) && !llvm::is_contained(ordered, member))
+      if (isElementwiseReadOp(member) && !llvm::is_contained(ordered, member))
         taken.push_back(member);
     llvm::sort(taken,
                [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -403,8 +403,9 @@ void Fuser::formElementwiseGroups() {
 }
 
 /// Takes into `set` the chains of free transposes, broadcasts and slices
-/// that feed `op`'s operands: the elementwise kernel reads their inputs
-/// through the access maps instead of a materialized copy. A producer with
+/// (and with `chains`, concats that are not written in place) that feed
+/// `op`'s operands: the elementwise kernel reads their inputs through the
+/// access maps instead of a materialized copy. A producer with
 /// other users is cloned right before its consumer (it is free to
 /// recompute); one whose inclusion would close a cycle stays out.
 void Fuser::absorbAccessMapProducers(Operation *op, OpSet &set,
@@ -419,8 +420,14 @@ void Fuser::absorbAccessMapProducers(Operation *op, OpSet &set,
     worklist.pop_back();
     Value v = consumer->getOperand(index);
     Operation *def = v.getDefiningOp();
-    if (!isFree(def) || set.contains(def) || !isAccessMapOp(def) ||
-        failed(AccessMap::forDataMovementOp(def)))
+    // A concat that is not written in place by its producers is read
+    // through its inputs' segments (elementwise groups only: GEMM epilogues
+    // read their operands through one access map).
+    bool concat = chains && llvm::isa_and_present<ConcatOp>(def) &&
+                  !getConcatInputByteOffsets(def);
+    if (!isFree(def) || set.contains(def) ||
+        (!concat && (!isAccessMapOp(def) ||
+                     failed(AccessMap::forDataMovementOp(def)))))
       continue;
     // Without chains (GEMM epilogues), the op reads a value from outside.
     Operation *source = def->getOperand(0).getDefiningOp();
@@ -450,6 +457,7 @@ void Fuser::absorbAccessMapProducers(Operation *op, OpSet &set,
     }
     clones.append(copy.begin(), copy.end());
     if (chains)
-      worklist.push_back({member, 0});
+      for (unsigned i = 0; i < member->getNumOperands(); ++i)
+        worklist.push_back({member, i});
   }
 }

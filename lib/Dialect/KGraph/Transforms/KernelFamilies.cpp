@@ -39,7 +39,7 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
     return canonicalizeTranspose(t).isTiled() ? GroupKind::transpose
                                               : GroupKind::elementwise;
   bool gemm = false, reduce = false, copy = false, elementwise = false,
-       onlyAccessMaps = true;
+       onlyElementwiseReads = true;
   for (Operation &op : group.getBody().front().without_terminator()) {
     // Any pool2d (of any stride) or stencil conv2d makes a stencil group.
     if (llvm::isa<Pool2dOp>(op) || (llvm::isa<Conv2dOp>(op) && isStencilOp(&op)))
@@ -48,17 +48,19 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
     reduce |= llvm::isa<ReduceOp>(op);
     copy |= isDataMovementOp(&op);
     elementwise |= isElementwiseOp(&op);
-    if (isDataMovementOp(&op) && !isAccessMapOp(&op))
-      onlyAccessMaps = false;
+    if (isDataMovementOp(&op) && !isElementwiseReadOp(&op))
+      onlyElementwiseReads = false;
   }
   if (gemm)
     return GroupKind::gemm;
   if (reduce)
     return GroupKind::reduce;
-  // Transposes, broadcasts and slices, alone or feeding elementwise ops, are
-  // read through their access maps by the elementwise kernel (alone: a copy
-  // through the map).
-  if (copy && !onlyAccessMaps)
+  // Transposes, broadcasts, slices and concats, alone or feeding elementwise
+  // ops, are read through their access maps by the elementwise kernel
+  // (alone: a copy through the map; a concat reads each result element from
+  // the input whose segment holds it). Only a reshape inside a group (views
+  // never get a group of their own) is left to the copy kind.
+  if (copy && !onlyElementwiseReads)
     return GroupKind::copy;
   return GroupKind::elementwise;
 }
@@ -120,13 +122,13 @@ static int64_t getGroupBytes(FusedOp group) {
 }
 
 /// The elementwise contract: ops kgraph lowers lane by lane.
-/// Transposes, broadcasts and slices are read through their access maps
-/// unless `allowAccessMaps` is false (copy groups, which have no kernels).
+/// Transposes, broadcasts, slices and concats are read through their access
+/// maps unless `allowReads` is false (copy groups, which have no kernels).
 static LogicalResult checkElementwiseContract(FusedOp group,
                                               const SMTarget &target,
-                                              bool allowAccessMaps = true) {
+                                              bool allowReads = true) {
   for (Operation &op : group.getBody().front().without_terminator()) {
-    if (isElementwiseOp(&op) || (allowAccessMaps && isAccessMapOp(&op)) ||
+    if (isElementwiseOp(&op) || (allowReads && isElementwiseReadOp(&op)) ||
         op.hasTrait<mlir::OpTrait::ConstantLike>())
       continue;
     return op.emitOpError() << "has no code generation for " << target.name
@@ -153,7 +155,7 @@ LogicalResult kgraph::checkGroupForKind(FusedOp group, GroupKind kind,
     return checkStencilGroup(group);
   case GroupKind::copy:
     // Data movement has no kernels yet; name the first such op.
-    return checkElementwiseContract(group, target, /*allowAccessMaps=*/false);
+    return checkElementwiseContract(group, target, /*allowReads=*/false);
   case GroupKind::transpose: {
     TransposeOp t = getSoleTransposeOp(group);
     if (!t)

@@ -85,6 +85,13 @@ public:
                          llvm::ArrayRef<int64_t> offsets,
                          llvm::ArrayRef<int64_t> sizes,
                          llvm::ArrayRef<int64_t> strides);
+  /// The input of a kgraph.concat along `axis` whose segment of the result
+  /// (of shape `outShape`) starts at `segmentOffset` on the axis: every dim
+  /// reads the same output coordinate, the axis shifted back by the offset.
+  /// In bounds only for the output elements of the segment.
+  static AccessMap concatInput(llvm::ArrayRef<int64_t> outShape,
+                               llvm::ArrayRef<int64_t> inputShape,
+                               int64_t axis, int64_t segmentOffset);
   /// A 4-D activation of `storedShape` in `layout` read at logical
   /// (N, C, H, W) coordinates: the output space is [N, C, H, W].
   static AccessMap activation(llvm::ArrayRef<int64_t> storedShape,

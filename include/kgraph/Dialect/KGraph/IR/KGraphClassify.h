@@ -3,6 +3,7 @@
 #ifndef KGRAPH_DIALECT_KGRAPH_IR_KGRAPHCLASSIFY_H
 #define KGRAPH_DIALECT_KGRAPH_IR_KGRAPHCLASSIFY_H
 
+#include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -49,13 +50,33 @@ bool isViewOp(mlir::Operation *op);
 /// coordinates instead of materializing its result.
 bool isAccessMapOp(mlir::Operation *op);
 
+/// True for the data-movement ops the elementwise family reads without
+/// materializing them: the access-map ops, and kgraph.concat, whose result
+/// element is read from the input whose segment of the axis holds it
+/// (getConcatSegments, through AccessMap::concatInput).
+bool isElementwiseReadOp(mlir::Operation *op);
+
+/// One input of a kgraph.concat: it fills `[offset, offset + size)` of the
+/// result's concat axis.
+struct ConcatSegment {
+  mlir::Value input;
+  int64_t offset;
+  int64_t size;
+};
+
+/// The segments of the inputs of the kgraph.concat `op`, in operand order
+/// (empty for any other op). The one answer to which input holds which
+/// result element, for the in-place views and the kernels alike.
+llvm::SmallVector<ConcatSegment> getConcatSegments(mlir::Operation *op);
+
 /// If `op` is a kgraph.concat that needs no kernel of its own, the byte
 /// offsets of its inputs in its result; else nullopt. It needs none when its
 /// inputs are contiguous runs of its result (every result dim before the
 /// axis is 1) each starting a multiple of kViewAlignment bytes in: the
 /// lowering makes each input's buffer a view of the result's, which the
 /// input's producer writes in place (or a copy kernel, where the input is
-/// not a kernel's result of its own).
+/// not a kernel's result of its own). Any other concat is an elementwise
+/// kernel over its result (isElementwiseReadOp).
 std::optional<llvm::SmallVector<int64_t>>
 getConcatInputByteOffsets(mlir::Operation *op);
 
@@ -65,8 +86,9 @@ getConcatInputByteOffsets(mlir::Operation *op);
 /// at least one reduce; a stencil group at least one conv2d or pool2d; a copy
 /// group at least one data-movement op; a transpose group exactly one
 /// kgraph.transpose and nothing else; besides its anchors, every group may
-/// hold elementwise ops and constants, and an elementwise group also
-/// access-map ops (isAccessMapOp). Shapes, types and counts beyond that
+/// hold elementwise ops and constants, an elementwise group also access-map
+/// ops and concats (isElementwiseReadOp), a gemm group access-map ops
+/// (isAccessMapOp). Shapes, types and counts beyond that
 /// are each family's tiling checks.
 std::string getGroupKindError(mlir::Operation *group, GroupKind kind);
 

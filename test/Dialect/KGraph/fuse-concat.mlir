@@ -1,0 +1,60 @@
+// RUN: kgraph-opt %s --pass-pipeline='builtin.module(func.func(kgraph-fuse))' --split-input-file | FileCheck %s
+
+// A concat along an inner axis joins the elementwise group of its consumer,
+// with the strided slices it reads: one kernel reads %x through both slices
+// and the concat's segments.
+// CHECK-LABEL: func @slices_concat_mul
+// CHECK-SAME: (%[[X:.*]]: tensor<4x10xf32>, %[[Y:.*]]: tensor<4x10xf32>)
+// CHECK: %[[G:.*]] = kgraph.fused elementwise (%[[X]], %[[Y]])
+// CHECK-NEXT: ^bb0(%[[BX:.*]]: tensor<4x10xf32>, %[[BY:.*]]: tensor<4x10xf32>):
+// CHECK-NEXT: %[[E:.*]] = kgraph.slice %[[BX]] offsets = [0, 0]
+// CHECK-NEXT: %[[O:.*]] = kgraph.slice %[[BX]] offsets = [0, 1]
+// CHECK-NEXT: %[[C:.*]] = kgraph.concat %[[O]], %[[E]] axis = 1
+// CHECK-NEXT: %[[M:.*]] = kgraph.mul %[[C]], %[[BY]]
+// CHECK-NEXT: kgraph.yield %[[M]]
+// CHECK-NOT: kgraph.fused
+// CHECK: return %[[G]]
+func.func @slices_concat_mul(%x: tensor<4x10xf32>, %y: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %e = kgraph.slice %x offsets = [0, 0] sizes = [4, 5] strides = [1, 2] : tensor<4x10xf32>
+  %o = kgraph.slice %x offsets = [0, 1] sizes = [4, 5] strides = [1, 2] : tensor<4x10xf32>
+  %c = kgraph.concat %o, %e axis = 1 : tensor<4x5xf32>, tensor<4x5xf32>
+  %r = kgraph.mul %c, %y : tensor<4x10xf32>, tensor<4x10xf32>
+  return %r : tensor<4x10xf32>
+}
+
+// -----
+
+// A concat with another user (the return) is recomputed inside the group;
+// the original stays for the other user (kgraph-form-kernels wraps it as its
+// own kernel). Its producer, the relu, is a kernel of its own.
+// CHECK-LABEL: func @shared_concat
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x5xf16>, %[[Y:.*]]: tensor<2x4x5xf16>)
+// CHECK: %[[A:.*]] = kgraph.relu %[[X]]
+// CHECK: %[[C:.*]] = kgraph.concat %[[A]], %[[Y]] axis = 1
+// CHECK: %[[G:.*]] = kgraph.fused elementwise (%[[A]], %[[Y]])
+// CHECK-NEXT: ^bb0(%[[BA:.*]]: tensor<2x3x5xf16>, %[[BY:.*]]: tensor<2x4x5xf16>):
+// CHECK-NEXT: %[[C2:.*]] = kgraph.concat %[[BA]], %[[BY]] axis = 1
+// CHECK-NEXT: %[[S:.*]] = kgraph.sigmoid %[[C2]]
+// CHECK-NEXT: kgraph.yield %[[S]]
+// CHECK: return %[[G]], %[[C]]
+func.func @shared_concat(%x: tensor<2x3x5xf16>, %y: tensor<2x4x5xf16>) -> (tensor<2x7x5xf16>, tensor<2x7x5xf16>) {
+  %a = kgraph.relu %x : tensor<2x3x5xf16>
+  %c = kgraph.concat %a, %y axis = 1 : tensor<2x3x5xf16>, tensor<2x4x5xf16>
+  %r = kgraph.sigmoid %c : tensor<2x7x5xf16>
+  return %r, %c : tensor<2x7x5xf16>, tensor<2x7x5xf16>
+}
+
+// -----
+
+// A concat written in place (every dim before the axis is 1, aligned
+// offsets) stays out of groups: its producers write views of its buffer and
+// its consumer reads that buffer.
+// CHECK-LABEL: func @in_place_concat
+// CHECK: %[[C:.*]] = kgraph.concat
+// CHECK-NOT: kgraph.fused
+// CHECK: kgraph.sigmoid %[[C]]
+func.func @in_place_concat(%x: tensor<1x8x5x7xf16>, %y: tensor<1x5x5x7xf16>) -> tensor<1x13x5x7xf16> {
+  %c = kgraph.concat %x, %y axis = 1 : tensor<1x8x5x7xf16>, tensor<1x5x5x7xf16>
+  %r = kgraph.sigmoid %c : tensor<1x13x5x7xf16>
+  return %r : tensor<1x13x5x7xf16>
+}
