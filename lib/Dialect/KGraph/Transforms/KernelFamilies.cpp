@@ -38,8 +38,7 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
   if (TransposeOp t = getSoleTransposeOp(group))
     return canonicalizeTranspose(t).isTiled() ? GroupKind::transpose
                                               : GroupKind::elementwise;
-  bool gemm = false, reduce = false, copy = false, elementwise = false,
-       onlyElementwiseReads = true;
+  bool gemm = false, reduce = false, copy = false, onlyElementwiseReads = true;
   for (Operation &op : group.getBody().front().without_terminator()) {
     // Any pool2d (of any stride) or stencil conv2d makes a stencil group.
     if (llvm::isa<Pool2dOp>(op) || (llvm::isa<Conv2dOp>(op) && isStencilOp(&op)))
@@ -47,7 +46,6 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
     gemm |= llvm::isa<MatmulOp, Conv2dOp>(op);
     reduce |= llvm::isa<ReduceOp>(op);
     copy |= isDataMovementOp(&op);
-    elementwise |= isElementwiseOp(&op);
     if (isDataMovementOp(&op) && !isElementwiseReadOp(&op))
       onlyElementwiseReads = false;
   }
