@@ -150,6 +150,11 @@ CASES = {
         .masked_fill(x.eq(0.25) ^ (y >= 1), -3.0) + torch.zeros_like(x)
         + torch.ones_like(y) + (~torch.any(x.ne(x), 0)).float())), [(4, 8), (4, 8)],
         ("nchw",)),
+    "bool_arith": (lambda: Lambda(lambda x: torch.where(torch.isnan(x), torch.zeros_like(x), x)
+                                  + torch.isinf(x).float() + torch.isfinite(x).float()
+                                  + (x > 0).sum(1, keepdim=True).float()
+                                  + torch.amax(x > 1, 1, keepdim=True).float()),
+                   [(4, 8)], ("nchw",)),
     "mask_nhwc": (lambda: Lambda(lambda x, t: torch.where(
         (x > t.view(1, 3, 1, 1)) & (x != 0), x, x * 0.1), _w(3)), [(2, 3, 4, 5)],
         ("nchw", "nhwc")),

@@ -345,6 +345,12 @@ class Lowering:
                   "div": np.divide, "max": np.maximum, "min": np.minimum,
                   "pow": np.power}[kind]
             return self.const(fn(a.data, b.data))
+        if a.dtype == "i1" or b.dtype == "i1":
+            # torch: bool * bool is and, bool + bool is or; a bool with a
+            # number counts as 0/1.
+            if a.dtype == b.dtype and kind in ("mul", "min", "add", "max"):
+                return self.logical("and" if kind in ("mul", "min") else "or", a, b)
+            a, b = self._as_int(a), self._as_int(b)
         dt = self._common_dtype([a, b])
         if kind == "div" and dt not in FLOAT_TYPES:
             raise Unsupported("integer division (torch rounds it differently)")
@@ -745,6 +751,13 @@ class Lowering:
             return self.const(np.asarray(fn(x.data, axis=tuple(axes), keepdims=keep_dims)))
         if not axes:
             return x
+        if x.dtype == "i1":
+            # Booleans count as 0/1 (torch sums them as integers; the max of
+            # booleans is their any).
+            if kind == "mean":
+                raise Unsupported("mean of a boolean tensor")
+            r = self.reduce(kind, self._as_int(x), axes, keep_dims)
+            return r if kind == "sum" else self._as_bool(r)
         v = self.value(x, keep_nhwc=True)
         if kind == "mean" and v.dtype not in FLOAT_TYPES:
             raise Unsupported("mean of an integer tensor")
