@@ -120,14 +120,21 @@ def bench_resnet50():
                        compile_img_s=batch / t_c * 1e3)
         record("resnet50", f"time b{batch}", **row)
         if batch == 256:
-            prof = prog.profile(xk, repeat=5, print=False)
-            print(f"    profile: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
-                  f"summed; the 5 longest:", flush=True)
-            for k in sorted(prof.kernels, key=lambda k: -k.time_us)[:5]:
-                roof = "-" if k.roofline is None else f"{k.roofline:.2f}"
-                print(f"      {k.name}: {k.time_us:.1f} us ({k.share:.1%}), "
-                      f"roofline {roof}", flush=True)
+            print_profile(prog, xk, "", 5)
         del prog
+
+
+def print_profile(prog, x, label, top):
+    """Prints the ``top`` longest kernels of ``prog.profile(x)`` with the ops
+    each holds."""
+    prof = prog.profile(x, repeat=5, print=False)
+    print(f"    profile{label}: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
+          f"summed; the {top} longest:", flush=True)
+    for k in sorted(prof.kernels, key=lambda k: -k.time_us)[:top]:
+        roof = "-" if k.roofline is None else f"{k.roofline:.2f}"
+        ops = ",".join(sorted({o[0] for o in k.ops}))
+        print(f"      {k.name}: {k.time_us:.1f} us ({k.share:.1%}), roofline {roof}, "
+              f"ops {ops[:80]}", flush=True)
 
 
 def bench_encoder():
@@ -163,14 +170,7 @@ def bench_encoder():
                compile_tok_s=tok / t_c * 1e3, vs_eager=t_e / t_k, vs_compile=t_c / t_k,
                graph_ms=t_g, graph_tok_s=tok / t_g * 1e3, graph_vs_eager=t_e / t_g,
                graph_vs_compile=t_c / t_g, graph_rel_l2=g_err)
-        prof = prog.profile(xh, repeat=5, print=False)
-        print(f"    profile s{seq}: {len(prof.kernels)} kernels, {prof.total_us / 1e3:.3f} ms "
-              f"summed; the 6 longest:", flush=True)
-        for k in sorted(prof.kernels, key=lambda k: -k.time_us)[:6]:
-            roof = "-" if k.roofline is None else f"{k.roofline:.2f}"
-            ops = ",".join(sorted({o[0] for o in k.ops}))
-            print(f"      {k.name}: {k.time_us:.1f} us ({k.share:.1%}), roofline {roof}, "
-                  f"ops {ops[:80]}", flush=True)
+        print_profile(prog, xh, f" s{seq}", 6)
         del prog
 
 

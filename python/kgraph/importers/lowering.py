@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from .builder import FLOAT_TYPES, Builder
+from .builder import FLOAT_TYPES, NUMPY_OF, Builder, broadcast_shapes
+from .reference import COMPARE
 
 #: NCHW logical axis -> NHWC physical axis.
 _TO_PHYS = [0, 3, 1, 2]
@@ -47,12 +48,12 @@ _NP_UNARY = {"relu": lambda a: np.maximum(a, 0), "neg": np.negative, "abs": np.a
              "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a))}
 
 
-_NP_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-               "gt": np.greater, "ge": np.greater_equal}
+#: numpy type a constant of each kgraph element type is held in while it is
+#: folded (numpy has no bfloat16: bf16 constants stay float32 until printed).
+_NP_CONST_TYPES = dict(NUMPY_OF, bf16=np.float32)
 
 
 def _broadcast_shape(a, b):
-    from .builder import broadcast_shapes
     try:
         return broadcast_shapes(a, b)
     except ValueError as e:
@@ -420,9 +421,7 @@ class Lowering:
 
     def cast(self, x, dtype):
         if x.is_const:
-            np_t = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
-                    "i32": np.int32, "i8": np.int8, "i1": np.bool_}[dtype]
-            return self.const(x.data.astype(np_t), name=x.name)
+            return self.const(x.data.astype(_NP_CONST_TYPES[dtype]), name=x.name)
         dt = self.float_type(dtype)
         v = self.value(x, keep_nhwc=True)
         if dt == v.dtype:
@@ -453,7 +452,7 @@ class Lowering:
         """torch.eq/ne/lt/le/gt/ge: an i1 tensor (floats compare as IEEE:
         ordered, ne true for NaN, which is also kgraph's rule)."""
         if a.is_const and b.is_const:
-            return self.const(_NP_COMPARE[direction](a.data, b.data))
+            return self.const(COMPARE[direction](a.data, b.data))
         if a.dtype == "i1" or b.dtype == "i1":
             a, b = self._as_int(a), self._as_int(b)
         dt = self._common_dtype([a, b])
@@ -554,9 +553,7 @@ class Lowering:
     def full_like(self, x, value, dtype=None):
         """A tensor of ``x``'s shape filled with ``value`` (a splat constant;
         only the shape of ``x`` is read)."""
-        dt = dtype or x.dtype
-        np_t = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32,
-                "i8": np.int8, "i1": np.bool_}.get(dt, np.float32)
+        np_t = _NP_CONST_TYPES[dtype or x.dtype]
         return self.const(np.broadcast_to(np.asarray(value, dtype=np_t), x.shape))
 
     # --- GEMM ------------------------------------------------------------

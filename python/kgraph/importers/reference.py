@@ -95,8 +95,9 @@ def _gelu(x, approximate):
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
-#: kgraph.compare: floats compare ordered, except ne (true for NaN), as numpy.
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+#: kgraph.compare: floats compare ordered, except ne (true for NaN), as numpy
+#: does (also what the importers fold constant comparisons with).
+COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
             "gt": np.greater, "ge": np.greater_equal}
 
 
@@ -127,7 +128,7 @@ def evaluate(builder, inputs):
         elif k == "clamp":
             out = np.clip(ins[0], at["min"], at["max"])
         elif k == "compare":
-            out = _COMPARE[at["direction"]](ins[0], ins[1])
+            out = COMPARE[at["direction"]](ins[0], ins[1])
         elif k == "select":
             out = np.where(ins[0].astype(bool), ins[1], ins[2])
         elif k == "cast":
