@@ -147,10 +147,13 @@ class Driver:
         """Call driver function ``name``; raise CudaError unless it succeeds."""
         rc = self._fns[name](*args)
         if rc != CUDA_SUCCESS:
-            extra = self.error_string(rc)
-            if detail:
-                extra = f"{extra}; {detail}" if extra else detail
-            raise CudaError(name, rc, self.error_name(rc), extra)
+            self._raise(name, rc, detail)
+
+    def _raise(self, name: str, rc: int, detail: str = ""):
+        extra = self.error_string(rc)
+        if detail:
+            extra = f"{extra}; {detail}" if extra else detail
+        raise CudaError(name, rc, self.error_name(rc), extra)
 
     # --- contexts -------------------------------------------------------------
 
@@ -216,10 +219,7 @@ class Driver:
                                          block[0], block[1], block[2], shared_bytes,
                                          stream, params, None)
         if rc != CUDA_SUCCESS:  # the message is built only on failure
-            extra = self.error_string(rc)
-            if name:
-                extra = f"{extra}; kernel '{name}'" if extra else f"kernel '{name}'"
-            raise CudaError("cuLaunchKernel", rc, self.error_name(rc), extra)
+            self._raise("cuLaunchKernel", rc, f"kernel '{name}'" if name else "")
 
     def synchronize(self, stream):
         self.check("cuStreamSynchronize", stream)
