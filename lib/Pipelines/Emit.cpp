@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kgraph/Conversion/GPUToPTX/GPUToPTX.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphDialect.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
@@ -421,15 +422,21 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
   if (hosts.empty())
     return emitError(module.getLoc(), "module has no graph function to emit");
 
-  std::string ptx;
+  // One PTX file: the objects of every gpu.binary, linked.
+  SmallVector<StringRef> objects;
   for (auto binary : module.getOps<gpu::BinaryOp>()) {
     for (Attribute obj : binary.getObjects()) {
       auto object = llvm::dyn_cast<gpu::ObjectAttr>(obj);
       if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
         return emitError(binary.getLoc(), "expected a PTX (format=isa) object");
-      ptx += object.getObject().getValue().str();
+      objects.push_back(object.getObject().getValue());
     }
   }
+  std::string ptx, linkError;
+  if (!objects.empty() && failed(linkPTX(objects, ptx, linkError)))
+    return emitError(module.getLoc(), "cannot join the PTX of the module's "
+                                      "gpu.binary objects: ")
+           << linkError;
   if (ptx.empty() && llvm::any_of(hosts, [](func::FuncOp host) {
         return !host.getOps<gpu::LaunchFuncOp>().empty();
       }))

@@ -51,8 +51,12 @@ std::string kgraph::findCUDAToolkit(StringRef preferred,
   return "";
 }
 
-/// Lowers the kernels of gpu.module @kgraph_kernels to NVVM for `target`.
+/// Lowers the kernels of gpu.module @kgraph_kernels to NVVM for `target`,
+/// one module per kernel.
 static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
+  // One module per kernel: the nested pipeline and the binary stage run
+  // them in parallel.
+  pm.addPass(createKGraphSplitKernelModules());
   GpuNVVMAttachTargetOptions attach;
   attach.chip = target.name.str();
   attach.features = target.ptxFeature();
@@ -69,7 +73,7 @@ static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
   gpuPm.addPass(createConvertNVVMToLLVMPass());
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  gpuPm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
@@ -109,10 +113,9 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
   if (last == 2)
     return success();
   // binary
-  GpuModuleToBinaryPassOptions toBinary;
-  toBinary.compilationTarget = "isa";
+  KGraphSerializeKernelsOptions toBinary;
   toBinary.toolkitPath = findCUDAToolkit(options.cudaPath);
-  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  pm.addPass(createKGraphSerializeKernels(toBinary));
   return success();
 }
 

@@ -75,4 +75,61 @@ def KGraphLegalizeVectors : Pass<"kgraph-legalize-vectors"> {
   let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::ub::UBDialect"];
 }
 
+def KGraphSplitKernelModules
+    : Pass<"kgraph-split-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Move every kernel of a gpu.module into a module of its own";
+  let description = [{
+    Passes nested on `gpu.module` run on all modules in parallel, and
+    `kgraph-serialize-kernels` compiles modules in parallel: one module per
+    kernel lets the nvvm and binary stages use every core (LLVM's NVPTX code
+    generation is most of a large model's compile time). The first kernel
+    stays in its module; each other one moves into a new module after it
+    (named `<module>_<kernel>`, with the module's attributes and
+    `kgraph.split_from = "<module>"`), and every reference to it
+    (`gpu.launch_func`) follows. A module holding anything but kernels
+    (device functions, globals its kernels may share) stays whole.
+    `kgraph-gpu-to-nvvm` runs it first.
+
+    Before:
+    ```mlir
+    gpu.launch_func @kgraph_kernels::@main_k1 ...
+    gpu.module @kgraph_kernels {
+      gpu.func @main_k0() kernel { gpu.return }
+      gpu.func @main_k1() kernel { gpu.return }
+    }
+    ```
+    After:
+    ```mlir
+    gpu.launch_func @kgraph_kernels_main_k1::@main_k1 ...
+    gpu.module @kgraph_kernels { gpu.func @main_k0() kernel { gpu.return } }
+    gpu.module @kgraph_kernels_main_k1 attributes {kgraph.split_from = "kgraph_kernels"} {
+      gpu.func @main_k1() kernel { gpu.return }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def KGraphSerializeKernels
+    : Pass<"kgraph-serialize-kernels", "::mlir::ModuleOp"> {
+  let summary = "Compile gpu.modules to PTX in parallel, joining split modules into one gpu.binary";
+  let description = [{
+    `gpu-module-to-binary` for PTX (format `isa`), with the modules compiled
+    in parallel, each in its own LLVM context (`--mlir-disable-threading`
+    compiles them one after the other, with the same result). The modules
+    `kgraph-split-kernel-modules` cut from one module become one
+    `gpu.binary` named after it, whose PTX joins theirs in module order: one
+    header, each top-level definition they share once, and a module-local
+    symbol two pieces define differently (a global with another initializer)
+    renamed in the later piece. Kernel
+    references follow the binary. The PTX does not depend on the number of
+    threads.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit root whose nvvm/libdevice is linked">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // KGRAPH_CONVERSION_PASSES_TD

@@ -46,8 +46,9 @@ std::string findCUDAToolkit(llvm::StringRef preferred = "",
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
 ///   tiled:  [kgraph-fuse] kgraph-form-kernels kgraph-tile (kgraph, tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
-///   nvvm:   nvvm-attach-target, convert-gpu-to-nvvm ... (llvm + nvvm)
-///   binary: gpu-module-to-binary{format=isa}            (PTX in gpu.binary)
+///   nvvm:   kgraph-split-kernel-modules, nvvm-attach-target,
+///           convert-gpu-to-nvvm ...                     (llvm + nvvm)
+///   binary: kgraph-serialize-kernels                    (PTX in gpu.binary)
 llvm::ArrayRef<llvm::StringRef> getCompileStages();
 
 /// Adds the `kgraph-compile` passes to `pm`. Fails (with a message in
