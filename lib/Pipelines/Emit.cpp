@@ -139,8 +139,12 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
         {"interleave", str(d, "interleave")},
         {"l2_promotion", str(d, "l2_promotion")},
         {"oob_fill", str(d, "oob_fill")}};
-    if (ref->byteOffset != 0)
-      map["byte_offset"] = ref->byteOffset;
+    // The operand's view offset and the map's own (a slice read in place).
+    int64_t byteOffset = ref->byteOffset;
+    if (auto own = d.getAs<IntegerAttr>("byte_offset"))
+      byteOffset += own.getInt();
+    if (byteOffset != 0)
+      map["byte_offset"] = byteOffset;
     out.push_back(std::move(map));
   }
   return llvm::json::Object{{"kind", "tensor_maps"}, {"maps", std::move(out)}};

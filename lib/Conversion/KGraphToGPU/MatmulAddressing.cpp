@@ -41,6 +41,8 @@ std::pair<Value, Value> MatrixAccess::locate(IndexMath &m, Value batch,
                                              Value row, Value col,
                                              int64_t width) const {
   Value batchOffset = m.mul(batch, batchStride);
+  if (offset != 0)
+    batchOffset = m.add(batchOffset, m.c(offset));
   Value at = m.add(m.mul(row, rowStride), col);
   if (!checkRows && !checkCols)
     return {m.add(batchOffset, at), Value()};
@@ -147,13 +149,16 @@ void MatmulKernelBuilder::setUpAddressing() {
   // Stored rows x cols of each operand's tiles (see the file header).
   int64_t aTileRows = p.transposeA ? tk : tm, aTileCols = p.transposeA ? tm : tk;
   int64_t bTileRows = p.transposeB ? tn : tk, bTileCols = p.transposeB ? tk : tn;
+  // A slice read in place is its input at the slice's offset and strides.
   bAccess = std::make_unique<MatrixAccess>(
-      p.bRows(), p.bCols(), p.bCols(), p.bRows() * p.bCols(),
-      p.bRows() % bTileRows != 0, p.bCols() % bTileCols != 0);
+      p.bRows(), p.bCols(), p.bRowStride(), p.bBatchStride(),
+      p.bRows() % bTileRows != 0, p.bCols() % bTileCols != 0,
+      p.layoutB.offset);
   if (!gemm.p.conv) {
     aAccess = std::make_unique<MatrixAccess>(
-        p.aRows(), p.aCols(), p.aCols(), p.aRows() * p.aCols(),
-        p.aRows() % aTileRows != 0, p.aCols() % aTileCols != 0);
+        p.aRows(), p.aCols(), p.aRowStride(), p.aBatchStride(),
+        p.aRows() % aTileRows != 0, p.aCols() % aTileCols != 0,
+        p.layoutA.offset);
     cAccess.rowStride = p.n;
     cAccess.batchStride = p.m * p.n;
   } else {

@@ -63,20 +63,21 @@ public:
 };
 
 /// A row-major matrix per batch: element (b, r, c) at
-/// b * batchStride + r * rowStride + c, `rows` x `cols` of them.
+/// offset + b * batchStride + r * rowStride + c, `rows` x `cols` of them.
 /// `checkRows`/`checkCols`: the tiles may reach past that extent.
 class MatrixAccess : public OperandAccess {
 public:
   MatrixAccess(int64_t rows, int64_t cols, int64_t rowStride,
-               int64_t batchStride, bool checkRows, bool checkCols)
+               int64_t batchStride, bool checkRows, bool checkCols,
+               int64_t offset = 0)
       : rows(rows), cols(cols), rowStride(rowStride), batchStride(batchStride),
-        checkRows(checkRows), checkCols(checkCols) {}
+        offset(offset), checkRows(checkRows), checkCols(checkCols) {}
 
   std::pair<Value, Value> locate(IndexMath &m, Value batch, Value row,
                                  Value col, int64_t width) const override;
 
 private:
-  int64_t rows, cols, rowStride, batchStride;
+  int64_t rows, cols, rowStride, batchStride, offset;
   bool checkRows, checkCols;
 };
 

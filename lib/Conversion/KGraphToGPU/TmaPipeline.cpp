@@ -93,15 +93,17 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     int64_t eb = byteWidth(elem);
     int64_t rows = isA ? p.aRows() : p.bRows();
     int64_t cols = isA ? p.aCols() : p.bCols();
-    // Innermost dimension first, as cuTensorMapEncodeTiled takes them.
+    // Innermost dimension first, as cuTensorMapEncodeTiled takes them; a
+    // slice read in place is its input at the slice's strides and offset.
     SmallVector<int64_t> dims = {cols, rows};
-    SmallVector<int64_t> strides = {cols * eb};
+    SmallVector<int64_t> strides = {(isA ? p.aRowStride() : p.bRowStride()) * eb};
     SmallVector<int64_t> box = {boxes.boxCols, boxes.boxRows};
     if (p.batch > 1) {
       dims.push_back(p.batch);
-      strides.push_back(rows * cols * eb);
+      strides.push_back((isA ? p.aBatchStride() : p.bBatchStride()) * eb);
       box.push_back(1);
     }
+    int64_t offset = (isA ? p.layoutA : p.layoutB).offset;
     NamedAttrList fields;
     fields.append("arg", b.getI64IntegerAttr(isA ? lhsArg : rhsArg));
     // getTmaConfigError admits only operands with a tensor-map data type.
@@ -116,6 +118,8 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     fields.append("interleave", b.getStringAttr("none"));
     fields.append("l2_promotion", b.getStringAttr("256B"));
     fields.append("oob_fill", b.getStringAttr("zero"));
+    if (offset != 0)
+      fields.append("byte_offset", b.getI64IntegerAttr(offset * eb));
     maps.push_back(fields.getDictionary(ctx));
   }
   return b.getArrayAttr(maps);

@@ -110,3 +110,44 @@ func.func @epilogue_transposed_residual(%a: tensor<64x32xf16>, %b: tensor<32x128
   %3 = kgraph.relu %2 : tensor<64x128xf32>
   return %3 : tensor<64x128xf32>
 }
+
+// -----
+
+// Q K^T of a fused QKV projection: both slices (unit steps along the last
+// dim) join the GEMM group, which reads them in place from its one input
+// %qkv; the slice with a step along the last dim stays out (a copy kernel
+// of kgraph-form-kernels).
+// CHECK-LABEL: func @matmul_sliced_operands
+// CHECK: kgraph.fused gemm (%arg0) : (tensor<64x192xf16>) -> tensor<64x64xf32>
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<64x192xf16>):
+// CHECK-NEXT: %[[Q:.*]] = kgraph.slice %[[X]] offsets = [0, 0] sizes = [64, 64]
+// CHECK-NEXT: %[[K:.*]] = kgraph.slice %[[X]] offsets = [0, 64] sizes = [64, 64]
+// CHECK-NEXT: kgraph.matmul %[[Q]], %[[K]] {transpose_b}
+// CHECK: kgraph.slice %arg0 offsets = [0, 1] sizes = [64, 32] strides = [1, 3]
+// CHECK-NEXT: kgraph.matmul
+func.func @matmul_sliced_operands(%qkv: tensor<64x192xf16>, %w: tensor<32x16xf16>) -> (tensor<64x64xf32>, tensor<64x16xf32>) {
+  %q = kgraph.slice %qkv offsets = [0, 0] sizes = [64, 64] strides = [1, 1] : tensor<64x192xf16>
+  %k = kgraph.slice %qkv offsets = [0, 64] sizes = [64, 64] strides = [1, 1] : tensor<64x192xf16>
+  %s = kgraph.matmul %q, %k {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+  %e = kgraph.slice %qkv offsets = [0, 1] sizes = [64, 32] strides = [1, 3] : tensor<64x192xf16>
+  %m = kgraph.matmul %e, %w : tensor<64x32xf16>, tensor<32x16xf16> -> tensor<64x16xf32>
+  return %s, %m : tensor<64x64xf32>, tensor<64x16xf32>
+}
+
+// -----
+
+// A slice that is also used elsewhere: the GEMM group reads its own copy in
+// place, the elementwise group reads the original through its access map.
+// CHECK-LABEL: func @matmul_shared_slice
+// CHECK: kgraph.fused gemm
+// CHECK: kgraph.slice
+// CHECK-NEXT: kgraph.matmul
+// CHECK: kgraph.fused elementwise
+// CHECK: kgraph.slice
+// CHECK-NEXT: kgraph.exp
+func.func @matmul_shared_slice(%x: tensor<64x96xf32>, %w: tensor<32x8xf32>) -> (tensor<64x8xf32>, tensor<64x32xf32>) {
+  %a = kgraph.slice %x offsets = [0, 32] sizes = [64, 32] strides = [1, 1] : tensor<64x96xf32>
+  %m = kgraph.matmul %a, %w : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
+  %e = kgraph.exp %a : tensor<64x32xf32>
+  return %m, %e : tensor<64x8xf32>, tensor<64x32xf32>
+}

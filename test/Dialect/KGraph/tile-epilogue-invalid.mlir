@@ -61,7 +61,7 @@ func.func @scale_by_input(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>, %c: tens
 func.func @other_prologue_op(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
   %0 = kgraph.fused (%a, %b) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
   ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
-    // expected-error @+1 {{'kgraph.neg' op is on the path to operand A of the kgraph.matmul; a prologue holds only kgraph.cast and kgraph.mul by a splat constant}}
+    // expected-error @+1 {{'kgraph.neg' op is on the path to operand A of the kgraph.matmul; a prologue holds only kgraph.cast and kgraph.mul by a splat constant, after a slice of a group input}}
     %xn = kgraph.neg %x : tensor<64x64xf16>
     %m = kgraph.matmul %xn, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
     kgraph.yield %m : tensor<64x64xf32>
@@ -187,4 +187,18 @@ func.func @yields_an_input(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tens
     kgraph.yield %x : tensor<64x64xf32>
   }
   return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @shared_operand_slice(%a: tensor<64x128xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %0 = kgraph.fused (%a, %b) : (tensor<64x128xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x128xf16>, %y: tensor<64x64xf16>):
+    // expected-error @+1 {{'kgraph.slice' op is the slice operand A of the kgraph.matmul reads in place, and has other uses in its group}}
+    %s = kgraph.slice %x offsets = [0, 64] sizes = [64, 64] strides = [1, 1] : tensor<64x128xf16>
+    %m = kgraph.matmul %s, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    %r = kgraph.add %m, %s : tensor<64x64xf16>, tensor<64x64xf16>
+    kgraph.yield %r : tensor<64x64xf16>
+  }
+  return %0 : tensor<64x64xf16>
 }

@@ -222,6 +222,7 @@ void Fuser::formGemmGroups() {
           consumer = member;
           consumerOperand = input == member->getOperand(0) ? 0 : 1;
         }
+        absorbGemmOperandSlice(consumer, consumerOperand, set);
       }
     }
     if (set.size() > 1)
@@ -400,6 +401,34 @@ void Fuser::formElementwiseGroups() {
     group.dead = true;
     groupOf.erase(group.ops.front());
   }
+}
+
+/// Takes into `set` the slice that operand `index` of `consumer` (the
+/// matmul or the first op of its prologue) is, when the GEMM kernel reads
+/// it in place (isGemmOperandSlice); a slice with other users is cloned
+/// (it is free to recompute), one that would close a cycle stays out.
+void Fuser::absorbGemmOperandSlice(Operation *consumer, unsigned index,
+                                   OpSet &set) {
+  Value v = consumer->getOperand(index);
+  Operation *def = v.getDefiningOp();
+  if (!isFree(def) || !isGemmOperandSlice(def))
+    return;
+  Operation *member = def;
+  SmallVector<Operation *> copy;
+  if (!v.hasOneUse()) {
+    cloneCone({def}, v, consumer, copy);
+    member = copy.front();
+    consumer->setOperand(index, member->getResult(0));
+  }
+  set.insert(member);
+  if (!createsCycle(set))
+    return;
+  set.erase(member);
+  if (member != def) {
+    consumer->setOperand(index, v);
+    eraseClones(copy);
+  }
+  note(def, "not read in place by the matmul: it would create a cycle");
 }
 
 /// Takes into `set` the chains of free transposes, broadcasts and slices

@@ -71,6 +71,8 @@ private:
 
   // Phases.
   void foldTransposedGemmOperands();
+  void absorbGemmOperandSlice(Operation *consumer, unsigned index,
+                              OpSet &set);
   void absorbAccessMapProducers(Operation *op, OpSet &set,
                                 SmallVectorImpl<Operation *> &clones,
                                 bool chains = true);

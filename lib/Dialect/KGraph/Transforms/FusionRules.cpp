@@ -143,6 +143,14 @@ Value kgraph::getPrologueInput(Operation *op) {
   return {};
 }
 
+bool kgraph::isGemmOperandSlice(Operation *op) {
+  auto slice = llvm::dyn_cast<SliceOp>(op);
+  if (!slice || !isRankedTensor(slice.getInput()))
+    return false;
+  int64_t rank = shapeOf(slice.getInput()).size();
+  return (rank == 2 || rank == 3) && slice.getStrides().back() == 1;
+}
+
 bool kgraph::isEpilogueCandidate(Operation *op, ArrayRef<int64_t> shape,
                                  function_ref<bool(Value)> inGroup) {
   if (!isElementwiseOp(op) || op->getNumResults() != 1 ||

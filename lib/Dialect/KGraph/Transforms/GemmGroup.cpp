@@ -64,6 +64,17 @@ FailureOr<GemmGroupParts> kgraph::analyzeGemmGroup(FusedOp group,
         return fail(op, "computes an operand of a kgraph.conv2d inside its "
                         "kernel group; conv2d operands must be group inputs "
                         "(only a matmul has a prologue)");
+      if (isGemmOperandSlice(op) && llvm::isa<BlockArgument>(op->getOperand(0))) {
+        // The slice of a group input the operand is, read in place.
+        if (!v.hasOneUse())
+          return fail(op, "is the slice operand " + name + " of the "
+                          "kgraph.matmul reads in place, and has other uses "
+                          "in its group");
+        (i == 0 ? parts.lhsSlice : parts.rhsSlice) = llvm::cast<SliceOp>(op);
+        prologueOps.insert(op);
+        v = op->getOperand(0);
+        break;
+      }
       if (chain.size() == 2)
         return fail(op, "is a third prologue op on operand " + name +
                             " of the kgraph.matmul; at most two are fused");
@@ -82,7 +93,8 @@ FailureOr<GemmGroupParts> kgraph::analyzeGemmGroup(FusedOp group,
       } else {
         return fail(op, "is on the path to operand " + name +
                             " of the kgraph.matmul; a prologue holds only "
-                            "kgraph.cast and kgraph.mul by a splat constant");
+                            "kgraph.cast and kgraph.mul by a splat constant, "
+                            "after a slice of a group input");
       }
       if (!v.hasOneUse())
         return fail(op, "computes a prologue value of operand " + name +

@@ -138,6 +138,25 @@ FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
   return p;
 }
 
+/// Where the matrix `slice` takes (isGemmOperandSlice) lies in its
+/// row-major input: the offset of its first element, the distance between
+/// its rows (`steps` rows of the input) and between its batches.
+static MatmulProblem::StoredLayout getSliceLayout(SliceOp slice) {
+  ArrayRef<int64_t> shape =
+      llvm::cast<RankedTensorType>(slice.getInput().getType()).getShape();
+  ArrayRef<int64_t> offsets = slice.getOffsets(), steps = slice.getStrides();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  MatmulProblem::StoredLayout l;
+  for (int64_t d = 0; d < rank; ++d)
+    l.offset += offsets[d] * strides[d];
+  l.rowStride = steps[rank - 2] * strides[rank - 2];
+  l.batchStride = rank == 3 && slice.getSizes()[0] > 1 ? steps[0] * strides[0] : 0;
+  return l;
+}
+
 FailureOr<MatmulProblem> kgraph::getGemmProblem(const GemmGroupParts &parts,
                                                 std::string *whyNot) {
   Operation *anchor = parts.anchor;
@@ -149,6 +168,10 @@ FailureOr<MatmulProblem> kgraph::getGemmProblem(const GemmGroupParts &parts,
     return failure();
   p->stagedInRegisters =
       !parts.lhsPrologue.empty() || !parts.rhsPrologue.empty();
+  if (parts.lhsSlice)
+    p->layoutA = getSliceLayout(parts.lhsSlice);
+  if (parts.rhsSlice)
+    p->layoutB = getSliceLayout(parts.rhsSlice);
   return p;
 }
 

@@ -73,6 +73,13 @@ bool isPrologueOp(mlir::Operation *op);
 /// The operand of a prologue op that carries the data (not the constant).
 mlir::Value getPrologueInput(mlir::Operation *op);
 
+/// True for a kgraph.slice a GEMM kernel reads as its operand in place: a
+/// rank-2 or rank-3 slice with unit steps along the last dim (a block of
+/// rows and columns of a wider matrix, such as Q, K or V of a fused QKV
+/// projection). The kernel addresses the slice's input with its row and
+/// batch strides (MatmulProblem::layoutA/layoutB), no copy is made.
+bool isGemmOperandSlice(mlir::Operation *op);
+
 /// True if `op` is elementwise, its result has exactly `shape`, and every
 /// operand not in `inGroup` broadcasts to `shape`. This is the rule for an
 /// epilogue op of a GEMM group (shape = the anchor result's) and for a

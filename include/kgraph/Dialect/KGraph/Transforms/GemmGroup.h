@@ -30,6 +30,10 @@ struct GemmGroupParts {
   /// The group inputs A (matmul lhs / conv input) and B (matmul rhs / conv
   /// filter) are read from.
   mlir::BlockArgument lhsSource, rhsSource;
+  /// A kgraph.slice of the input that A (B) is (isGemmOperandSlice): the
+  /// kernel reads the slice in place from lhsSource (rhsSource). Null for
+  /// none.
+  SliceOp lhsSlice, rhsSlice;
   /// Prologue ops of A and B in order from the input to the matmul (empty
   /// for a conv2d).
   llvm::SmallVector<mlir::Operation *, 2> lhsPrologue, rhsPrologue;

@@ -49,6 +49,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -107,6 +108,28 @@ struct MatmulProblem {
   /// The convolution, for a conv2d's implicit GEMM.
   std::optional<ConvGeometry> conv;
 
+  /// Where a stored matrix operand lies in the buffer the kernel reads, in
+  /// elements: its first element, the distance between its stored rows and
+  /// between its batches. Zero fields mean a contiguous matrix (offset 0,
+  /// rows of aCols() elements, batches of aRows() * aCols()); a slice of a
+  /// wider matrix read in place (isGemmOperandSlice) sets them.
+  struct StoredLayout {
+    int64_t offset = 0, rowStride = 0, batchStride = 0;
+  };
+  StoredLayout layoutA, layoutB;
+  int64_t aRowStride() const {
+    return layoutA.rowStride ? layoutA.rowStride : aCols();
+  }
+  int64_t aBatchStride() const {
+    return layoutA.batchStride ? layoutA.batchStride : aRows() * aCols();
+  }
+  int64_t bRowStride() const {
+    return layoutB.rowStride ? layoutB.rowStride : bCols();
+  }
+  int64_t bBatchStride() const {
+    return layoutB.batchStride ? layoutB.batchStride : bRows() * bCols();
+  }
+
   /// Registers hold the accumulators in this type (the element-type
   /// table's): i32 for i8 operands, f32 for every float type (f16/bf16
   /// results are rounded in the epilogue).
@@ -119,13 +142,23 @@ struct MatmulProblem {
   int64_t bCols() const { return transposeB ? k : n; }
   /// Extent of the dimension of A (B) that is contiguous in global memory:
   /// K for A, M for A^T; N for B, K for B^T; for a conv2d's A the runs of
-  /// the gather.
+  /// the gather. For a slice read in place, the largest extent that also
+  /// divides its offset and strides: a vector access that this extent
+  /// admits stays aligned on every row.
   int64_t getContiguousExtentA() const {
     if (contiguousRunA)
       return contiguousRunA;
-    return aCols();
+    return alignedExtent(aCols(), layoutA);
   }
-  int64_t getContiguousExtentB() const { return bCols(); }
+  int64_t getContiguousExtentB() const { return alignedExtent(bCols(), layoutB); }
+
+private:
+  static int64_t alignedExtent(int64_t cols, const StoredLayout &l) {
+    return std::gcd(std::gcd(cols, l.offset),
+                    std::gcd(l.rowStride, l.batchStride));
+  }
+
+public:
 };
 
 /// The problem `op` computes. Fails (with the reason in `whyNot`) for shapes
