@@ -298,8 +298,7 @@ class _Builder:
         a = self.pick(lambda v: v.rank in (2, 3) and v.dtype in ("f32", "f16", "bf16", "i8"))
         if a is None:
             dt = self.rnd.choice(("f32", "f16", "bf16", "i8"))
-            a = self.arg(self.shape(self.rnd.choice((2, 2, 3)), large=0.4), dt,
-                         *((-3, 3) if dt == "i8" else (-1.0, 1.0)))
+            a = self.matmul_operand(self.shape(self.rnd.choice((2, 2, 3)), large=0.4), dt)
         ta, tb = self.chance(0.3), self.chance(0.3)
         batch = a.shape[:-2]
         if ta:
@@ -309,8 +308,8 @@ class _Builder:
         n = self.dim(large=0.4)
         bshape = batch + ((n, k) if tb else (k, n))
         same = [v for v in self.values if v.shape == bshape and v.dtype == a.dtype]
-        b = self.rnd.choice(same) if same and self.chance(0.5) else self.arg(
-            bshape, a.dtype, *((-3, 3) if a.dtype == "i8" else (-1.0, 1.0)))
+        b = self.rnd.choice(same) if same and self.chance(0.5) else self.matmul_operand(
+            bshape, a.dtype)
         acc = self.rnd.choice(self.accumulator(a.dtype))
         attrs = {"transpose_a": ta, "transpose_b": tb}
         flags = [f for f, on in (("transpose_a", ta), ("transpose_b", tb)) if on]
@@ -445,6 +444,31 @@ class _Builder:
                   f"kgraph.reduce {kind} %{v.name} axes = [{', '.join(map(str, axes))}]"
                   f"{' keep_dims' if keep else ''} : {v.type}")
 
+    def emit_slice(self, v, offs, sizes, strides):
+        return self.emit("slice", [v], {"offsets": offs, "sizes": sizes, "strides": strides},
+                         tuple(sizes), v.dtype,
+                         f"kgraph.slice %{v.name} offsets = [{', '.join(map(str, offs))}] sizes = "
+                         f"[{', '.join(map(str, sizes))}] strides = [{', '.join(map(str, strides))}] : {v.type}")
+
+    def matmul_operand(self, shape, dtype):
+        """A fresh matmul operand: an argument, or (a quarter of the time) a
+        slice of a wider one with a unit step along the last dim, which the
+        GEMM kernel reads in place (a Q/K/V block of a fused projection)."""
+        lo, hi = (-3, 3) if dtype == "i8" else (-1.0, 1.0)
+        if not self.chance(0.25):
+            return self.arg(shape, dtype, lo, hi)
+        offs, strides, wide = [], [], []
+        for i, d in enumerate(shape):
+            st = 1 if i == len(shape) - 1 else self.rnd.choice((1, 1, 2))
+            off = self.rnd.randint(0, 8)
+            offs.append(off), strides.append(st)
+            wide.append(off + (d - 1) * st + 1 + self.rnd.randint(0, 8))
+        if numel(wide) > _MAX_ELEMENTS:
+            return self.arg(shape, dtype, lo, hi)
+        self.g.tags.add("pattern:sliced_gemm_operand")
+        return self.emit_slice(self.arg(tuple(wide), dtype, lo, hi), offs,
+                               list(shape), strides)
+
     def op_data_movement(self):
         # Concat twice as often: it has two code paths (in place, kernel).
         op = self.rnd.choices(DATA_MOVEMENT, (1, 1, 1, 2, 1))[0]
@@ -476,10 +500,7 @@ class _Builder:
                 off = self.rnd.randint(0, d - 1)
                 size = self.rnd.randint(1, (d - 1 - off) // st + 1)
                 offs.append(off), sizes.append(size), strides.append(st)
-            self.emit(op, [v], {"offsets": offs, "sizes": sizes, "strides": strides},
-                      tuple(sizes), v.dtype,
-                      f"kgraph.slice %{v.name} offsets = [{', '.join(map(str, offs))}] sizes = "
-                      f"[{', '.join(map(str, sizes))}] strides = [{', '.join(map(str, strides))}] : {v.type}")
+            self.emit_slice(v, offs, sizes, strides)
         elif op == "concat":
             # An inner axis (an elementwise kernel over the result) more often
             # than any axis (the outermost non-unit one is written in place
