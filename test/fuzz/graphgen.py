@@ -451,11 +451,11 @@ class _Builder:
                          f"[{', '.join(map(str, sizes))}] strides = [{', '.join(map(str, strides))}] : {v.type}")
 
     def matmul_operand(self, shape, dtype):
-        """A fresh matmul operand: an argument, or (a quarter of the time) a
-        slice of a wider one with a unit step along the last dim, which the
+        """A fresh matmul operand: an argument, or (a quarter of the time, when
+        data movement is allowed) a slice of a wider one with a unit step along the last dim, which the
         GEMM kernel reads in place (a Q/K/V block of a fused projection)."""
         lo, hi = (-3, 3) if dtype == "i8" else (-1.0, 1.0)
-        if not self.chance(0.25):
+        if not self.allow_data_movement or not self.chance(0.25):
             return self.arg(shape, dtype, lo, hi)
         offs, strides, wide = [], [], []
         for i, d in enumerate(shape):
@@ -529,6 +529,7 @@ class _Builder:
 
     # --- graphs --------------------------------------------------------------
     def build(self, allow_data_movement=True):
+        self.allow_data_movement = allow_data_movement
         theme = self.rnd.choice(("elementwise", "matmul", "conv", "stencil", "pool",
                                  "reduce", "mixed"))
         self.g.tags.add("theme:" + theme)
