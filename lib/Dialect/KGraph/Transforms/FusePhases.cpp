@@ -194,26 +194,16 @@ void Fuser::formGemmGroups() {
           Operation *def = v.getDefiningOp();
           if (!isFree(def) || !isPrologueOp(def))
             break;
-          Operation *member = def;
-          if (!v.hasOneUse()) {
-            // Shared: recompute a private copy (one cheap op).
-            if (options.maxRecompute == 0) {
-              note(def, "not fused into the matmul prologue: its result has "
-                        "other users and recomputation is off");
-              break;
-            }
-            SmallVector<Operation *> clones;
-            cloneCone({def}, v, consumer, clones);
-            member = clones.front();
-            consumer->setOperand(consumerOperand, member->getResult(0));
+          // Shared: recompute a private copy (one cheap op).
+          bool shared = !v.hasOneUse();
+          if (shared && options.maxRecompute == 0) {
+            note(def, "not fused into the matmul prologue: its result has "
+                      "other users and recomputation is off");
+            break;
           }
-          set.insert(member);
-          if (createsCycle(set)) {
-            set.erase(member);
-            if (member != def) {
-              consumer->setOperand(consumerOperand, v);
-              eraseClones({member});
-            }
+          Operation *member =
+              adoptProducer(consumer, consumerOperand, shared, set);
+          if (!member) {
             note(def, "not fused into the matmul prologue: it would create a "
                       "cycle");
             break;
@@ -256,33 +246,21 @@ void Fuser::formReductionGroups() {
       if (!isFree(def) || set.contains(def) ||
           !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
         continue;
-      Operation *member = def;
       bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
         return u != consumer && !set.contains(u);
       });
-      if (shared) {
-        if (recomputed >= options.maxRecompute) {
-          note(def, "not fused into the reduce as a producer: its result has "
-                    "other users and the recomputation budget is spent");
-          continue;
-        }
-        SmallVector<Operation *> clones;
-        cloneCone({def}, v, consumer, clones);
-        member = clones.front();
-        consumer->setOperand(index, member->getResult(0));
-        ++recomputed;
+      if (shared && recomputed >= options.maxRecompute) {
+        note(def, "not fused into the reduce as a producer: its result has "
+                  "other users and the recomputation budget is spent");
+        continue;
       }
-      set.insert(member);
-      if (createsCycle(set)) {
-        set.erase(member);
-        if (member != def) {
-          consumer->setOperand(index, v);
-          eraseClones({member});
-          --recomputed;
-        }
+      Operation *member = adoptProducer(consumer, index, shared, set);
+      if (!member) {
         note(def, "not fused into the reduce: it would create a cycle");
         continue;
       }
+      if (shared)
+        ++recomputed;
       for (unsigned i = 0; i < member->getNumOperands(); ++i)
         worklist.push_back({member, i});
     }
@@ -413,22 +391,37 @@ void Fuser::absorbGemmOperandSlice(Operation *consumer, unsigned index,
   Operation *def = v.getDefiningOp();
   if (!isFree(def) || !isGemmOperandSlice(def))
     return;
-  Operation *member = def;
+  if (!adoptProducer(consumer, index, !v.hasOneUse(), set))
+    note(def, "not read in place by the matmul: it would create a cycle");
+}
+
+/// Takes the producer of operand `index` of `consumer` into `set`: the
+/// producer itself, or with `shared` a clone of it right before `consumer`,
+/// which then reads the clone (appended to `clones`). Returns the member;
+/// null, with everything undone, when it would close a cycle.
+Operation *Fuser::adoptProducer(Operation *consumer, unsigned index,
+                                bool shared, OpSet &set,
+                                SmallVectorImpl<Operation *> *clones) {
+  Value v = consumer->getOperand(index);
+  Operation *member = v.getDefiningOp();
   SmallVector<Operation *> copy;
-  if (!v.hasOneUse()) {
-    cloneCone({def}, v, consumer, copy);
+  if (shared) {
+    cloneCone({member}, v, consumer, copy);
     member = copy.front();
     consumer->setOperand(index, member->getResult(0));
   }
   set.insert(member);
-  if (!createsCycle(set))
-    return;
+  if (!createsCycle(set)) {
+    if (clones)
+      clones->append(copy.begin(), copy.end());
+    return member;
+  }
   set.erase(member);
-  if (member != def) {
+  if (shared) {
     consumer->setOperand(index, v);
     eraseClones(copy);
   }
-  note(def, "not read in place by the matmul: it would create a cycle");
+  return nullptr;
 }
 
 /// Takes into `set` the chains of free transposes, broadcasts and slices
@@ -462,29 +455,16 @@ void Fuser::absorbAccessMapProducers(Operation *op, OpSet &set,
     Operation *source = def->getOperand(0).getDefiningOp();
     if (!chains && source && (set.contains(source) || isAccessMapOp(source)))
       continue;
-    Operation *member = def;
     bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
       return u != consumer && !set.contains(u);
     });
-    SmallVector<Operation *> copy;
-    if (shared) {
-      cloneCone({def}, v, consumer, copy);
-      member = copy.front();
-      consumer->setOperand(index, member->getResult(0));
-    }
-    set.insert(member);
-    if (createsCycle(set)) {
-      set.erase(member);
-      if (member != def) {
-        consumer->setOperand(index, v);
-        eraseClones(copy);
-      }
+    Operation *member = adoptProducer(consumer, index, shared, set, &clones);
+    if (!member) {
       note(def, "not fused into the elementwise group of '" +
                     op->getName().getStringRef() +
                     "': it would create a cycle");
       continue;
     }
-    clones.append(copy.begin(), copy.end());
     if (chains)
       for (unsigned i = 0; i < member->getNumOperands(); ++i)
         worklist.push_back({member, i});

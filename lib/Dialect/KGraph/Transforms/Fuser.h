@@ -71,6 +71,9 @@ private:
 
   // Phases.
   void foldTransposedGemmOperands();
+  Operation *adoptProducer(Operation *consumer, unsigned index, bool shared,
+                           OpSet &set,
+                           SmallVectorImpl<Operation *> *clones = nullptr);
   void absorbGemmOperandSlice(Operation *consumer, unsigned index,
                               OpSet &set);
   void absorbAccessMapProducers(Operation *op, OpSet &set,
