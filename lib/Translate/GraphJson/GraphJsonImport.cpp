@@ -502,6 +502,10 @@ private:
   /// The node's result dtype for conv2d/linear/matmul (`out_dtype`,
   /// defaulting to the operand type, i32 for i8).
   LogicalResult readAccumulatorType(Fields &f, Type operandType, Type &out);
+  LogicalResult readBias(Fields &f, bool &hasBias, std::string &name);
+  /// The node's one tensor input `x` (read from `path`), checked against
+  /// its `input_shape`.
+  LogicalResult readInput(Fields &f, Value &x, std::string &path);
   /// `precision` of conv2d, linear and matmul (`ieee`, or `tf32` for f32).
   LogicalResult readPrecision(Fields &f, Type operandType,
                               std::optional<kgraph::Precision> &out);
@@ -1408,6 +1412,40 @@ Value GraphImporter::add(Location loc, Value lhs, Value rhs) {
   return kgraph::AddOp::create(builder, loc, lhs, rhs);
 }
 
+LogicalResult GraphImporter::readInput(Fields &f, Value &x, std::string &path) {
+  SmallVector<Value> inputs;
+  SmallVector<std::string> paths;
+  if (failed(readInputs(f, inputs, paths, 1, false)) ||
+      failed(checkInputShape(f, inputs[0])))
+    return failure();
+  x = inputs[0];
+  path = paths[0];
+  return success();
+}
+
+/// The optional "bias" of a conv2d or linear node: false (the default),
+/// true (the tensor "<node>.bias") or a tensor name.
+LogicalResult GraphImporter::readBias(Fields &f, bool &hasBias,
+                                      std::string &name) {
+  const json::Value *bias = f.get("bias");
+  if (!bias) {
+    noteDefault("bias", "false");
+    return success();
+  }
+  if (std::optional<bool> b = bias->getAsBoolean()) {
+    hasBias = *b;
+    name = nodeName + ".bias";
+    return success();
+  }
+  if (std::optional<StringRef> given = bias->getAsString()) {
+    hasBias = true;
+    name = given->str();
+    return success();
+  }
+  return error(f.pathOf("bias"),
+               "expected true, false or a tensor name, got " + describe(*bias));
+}
+
 LogicalResult GraphImporter::readAccumulatorType(Fields &f, Type operandType,
                                                  Type &out) {
   Type i8 = builder.getIntegerType(8);
@@ -1485,16 +1523,14 @@ LogicalResult GraphImporter::normalizeAxis(StringRef path, int64_t &axis,
 }
 
 LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() != 4)
-    return error(paths[0], "conv2d needs a 4-d input, got " +
-                               formatShape(xType.getShape()));
+    return error(xPath, "conv2d needs a 4-d input, got " +
+                            formatShape(xType.getShape()));
   kgraph::Layout layout = defaultLayout;
   if (!singleOp && failed(parseLayout(f, "layout", layout)))
     return failure();
@@ -1603,24 +1639,10 @@ LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
   if (failed(readPrecision(f, xType.getElementType(), precision)))
     return failure();
 
-  // Bias: false, true (tensor "<name>.bias") or a tensor name.
   std::string biasName;
   bool hasBias = false;
-  if (const json::Value *bias = f.get("bias")) {
-    if (std::optional<bool> b = bias->getAsBoolean()) {
-      hasBias = *b;
-      biasName = nodeName + ".bias";
-    } else if (std::optional<StringRef> name = bias->getAsString()) {
-      hasBias = true;
-      biasName = name->str();
-    } else {
-      return error(f.pathOf("bias"),
-                   "expected true, false or a tensor name, got " +
-                       describe(*bias));
-    }
-  } else {
-    noteDefault("bias", "false");
-  }
+  if (failed(readBias(f, hasBias, biasName)))
+    return failure();
 
   int64_t cPerGroup = c / groups;
   SmallVector<int64_t> filterShape =
@@ -1668,16 +1690,14 @@ LogicalResult GraphImporter::importConv2d(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importLinear(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() < 2)
-    return error(paths[0], "linear needs an input of rank 2 or more, got " +
-                               formatShape(xType.getShape()));
+    return error(xPath, "linear needs an input of rank 2 or more, got " +
+                            formatShape(xType.getShape()));
   int64_t k = xType.getShape().back();
   std::string weightName = nodeName + ".weight";
   bool weightNamed = false;
@@ -1709,21 +1729,8 @@ LogicalResult GraphImporter::importLinear(Fields &f, Location loc) {
     return failure();
   std::string biasName;
   bool hasBias = false;
-  if (const json::Value *bias = f.get("bias")) {
-    if (std::optional<bool> b = bias->getAsBoolean()) {
-      hasBias = *b;
-      biasName = nodeName + ".bias";
-    } else if (std::optional<StringRef> name = bias->getAsString()) {
-      hasBias = true;
-      biasName = name->str();
-    } else {
-      return error(f.pathOf("bias"),
-                   "expected true, false or a tensor name, got " +
-                       describe(*bias));
-    }
-  } else {
-    noteDefault("bias", "false");
-  }
+  if (failed(readBias(f, hasBias, biasName)))
+    return failure();
   auto weightType =
       RankedTensorType::get({outFeatures, k}, xType.getElementType());
   FailureOr<Value> weight =
@@ -1832,15 +1839,13 @@ LogicalResult GraphImporter::importMatmul(Fields &f, Location loc) {
 
 LogicalResult GraphImporter::importUnary(Fields &f, Location loc,
                                          StringRef type) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   bool floatOnly = !llvm::is_contained(
       {"relu", "neg", "abs", "clamp", "relu6", "hardtanh"}, type);
-  if (floatOnly && failed(requireFloat(paths[0], x, type)))
+  if (floatOnly && failed(requireFloat(xPath, x, type)))
     return failure();
   if (type == "relu") {
     result = kgraph::ReluOp::create(builder, loc, x);
@@ -1969,18 +1974,16 @@ LogicalResult GraphImporter::importBinary(Fields &f, Location loc,
 }
 
 LogicalResult GraphImporter::importPool(Fields &f, Location loc, bool isMax) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   StringRef what = isMax ? "max_pool2d" : "avg_pool2d";
   if (xType.getRank() != 4)
-    return error(paths[0], what + " needs a 4-d input, got " +
-                               formatShape(xType.getShape()));
-  if (!isMax && failed(requireFloat(paths[0], x, what)))
+    return error(xPath, what + " needs a 4-d input, got " +
+                            formatShape(xType.getShape()));
+  if (!isMax && failed(requireFloat(xPath, x, what)))
     return failure();
   kgraph::Layout layout = defaultLayout;
   if (!singleOp && failed(parseLayout(f, "layout", layout)))
@@ -2059,18 +2062,16 @@ LogicalResult GraphImporter::importPool(Fields &f, Location loc, bool isMax) {
 
 LogicalResult GraphImporter::importGlobalPool(Fields &f, Location loc,
                                               bool isMax) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   StringRef what = isMax ? "global_max_pool" : "global_avg_pool";
   if (xType.getRank() != 4)
-    return error(paths[0], what + " needs a 4-d input, got " +
-                               formatShape(xType.getShape()));
-  if (!isMax && failed(requireFloat(paths[0], x, what)))
+    return error(xPath, what + " needs a 4-d input, got " +
+                            formatShape(xType.getShape()));
+  if (!isMax && failed(requireFloat(xPath, x, what)))
     return failure();
   kgraph::Layout layout = defaultLayout;
   if (!singleOp && failed(parseLayout(f, "layout", layout)))
@@ -2097,15 +2098,13 @@ LogicalResult GraphImporter::importGlobalPool(Fields &f, Location loc,
 
 LogicalResult GraphImporter::importReduce(Fields &f, Location loc,
                                           kgraph::ReduceKind kind) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   if (kind == kgraph::ReduceKind::mean &&
-      failed(requireFloat(paths[0], x, "reduce_mean")))
+      failed(requireFloat(xPath, x, "reduce_mean")))
     return failure();
   SmallVector<int64_t> axes;
   bool axesGiven = false;
@@ -2140,13 +2139,11 @@ LogicalResult GraphImporter::importReduce(Fields &f, Location loc,
 }
 
 LogicalResult GraphImporter::importSoftmax(Fields &f, Location loc, bool log) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
-  if (failed(requireFloat(paths[0], x, log ? "log_softmax" : "softmax")))
+  if (failed(requireFloat(xPath, x, log ? "log_softmax" : "softmax")))
     return failure();
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   int64_t axis = -1;
@@ -2157,7 +2154,7 @@ LogicalResult GraphImporter::importSoftmax(Fields &f, Location loc, bool log) {
   if (!axisGiven)
     noteDefault("axis", "-1");
   if (rank == 0)
-    return error(paths[0], "softmax needs an input of rank 1 or more");
+    return error(xPath, "softmax needs an input of rank 1 or more");
   if (failed(normalizeAxis(f.pathOf("axis"), axis, rank)))
     return failure();
   auto reduce = [&](Value v, kgraph::ReduceKind kind) -> Value {
@@ -2184,12 +2181,10 @@ LogicalResult GraphImporter::importSoftmax(Fields &f, Location loc, bool log) {
 
 LogicalResult GraphImporter::importReshape(Fields &f, Location loc,
                                            bool flatten) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> s = xType.getShape();
   int64_t rank = xType.getRank();
@@ -2264,12 +2259,10 @@ LogicalResult GraphImporter::importReshape(Fields &f, Location loc,
 }
 
 LogicalResult GraphImporter::importTranspose(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   SmallVector<int64_t> perm;
   bool given = false;
@@ -2331,12 +2324,10 @@ LogicalResult GraphImporter::importConcat(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importSlice(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
   SmallVector<int64_t> offsets, sizes, strides(s.size(), 1);
   bool offsetsGiven = false, sizesGiven = false, stridesGiven = false;
@@ -2372,12 +2363,10 @@ LogicalResult GraphImporter::importSlice(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importBroadcast(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape;
   bool given = false;
@@ -2399,12 +2388,10 @@ LogicalResult GraphImporter::importBroadcast(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importCast(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   Type to;
   bool given = false;
   if (failed(parseDType(f, "to", to, &given)))
@@ -2444,18 +2431,16 @@ FailureOr<Value> GraphImporter::namedParameter(Fields &f, StringRef key,
 }
 
 LogicalResult GraphImporter::importBatchNorm(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() < 2)
-    return error(paths[0], "batch_norm needs an input of rank 2 or more, "
-                           "got " +
-                               formatShape(xType.getShape()));
-  if (failed(requireFloat(paths[0], x, "batch_norm")))
+    return error(xPath, "batch_norm needs an input of rank 2 or more, "
+                        "got " +
+                            formatShape(xType.getShape()));
+  if (failed(requireFloat(xPath, x, "batch_norm")))
     return failure();
   kgraph::Layout layout = defaultLayout;
   if (!singleOp && failed(parseLayout(f, "layout", layout)))
@@ -2524,17 +2509,15 @@ LogicalResult GraphImporter::importBatchNorm(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importLayerNorm(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
-  Value x = inputs[0];
   auto xType = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> s = xType.getShape();
   if (xType.getRank() < 1)
-    return error(paths[0], "layer_norm needs an input of rank 1 or more");
-  if (failed(requireFloat(paths[0], x, "layer_norm")))
+    return error(xPath, "layer_norm needs an input of rank 1 or more");
+  if (failed(requireFloat(xPath, x, "layer_norm")))
     return failure();
   SmallVector<int64_t> normalized{s.back()};
   bool normalizedGiven = false;
