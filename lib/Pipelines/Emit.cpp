@@ -413,8 +413,16 @@ static FailureOr<std::string> planWeightsPath(ModuleOp module,
   return pathRelativeTo(file, planDir);
 }
 
-LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
-                                     StringRef planPath, StringRef inputPath) {
+/// The PTX text and launch plan of a compiled module, not yet written.
+struct EmittedModule {
+  std::string ptx;
+  llvm::json::Object plan;
+};
+
+static FailureOr<EmittedModule> buildPTXAndPlan(ModuleOp module,
+                                                StringRef ptxPath,
+                                                StringRef planPath,
+                                                StringRef inputPath) {
   // The host functions: those that launch kernels or write results.
   SmallVector<func::FuncOp> hosts;
   for (auto func : module.getOps<func::FuncOp>())
@@ -482,20 +490,75 @@ LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
       return failure();
     plan["weights"] = *weights;
   }
+  return EmittedModule{std::move(ptx), std::move(plan)};
+}
 
+/// Writes `text` to `path` (kept only when every file of the call is
+/// written: `files` holds them until then).
+static LogicalResult
+writeFile(ModuleOp module, StringRef path, StringRef text,
+          SmallVectorImpl<std::unique_ptr<llvm::ToolOutputFile>> &files) {
   std::string errorMessage;
-  auto ptxFile = openOutputFile(ptxPath, &errorMessage);
-  if (!ptxFile)
-    return emitError(module.getLoc(), "cannot write '") << ptxPath << "': "
-                                              << errorMessage;
-  auto planFile = openOutputFile(planPath, &errorMessage);
-  if (!planFile)
-    return emitError(module.getLoc(), "cannot write '") << planPath << "': "
-                                              << errorMessage;
-  ptxFile->os() << ptx;
-  planFile->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)))
-                 << "\n";
-  ptxFile->keep();
-  planFile->keep();
+  auto file = openOutputFile(path, &errorMessage);
+  if (!file)
+    return emitError(module.getLoc(), "cannot write '")
+           << path << "': " << errorMessage;
+  file->os() << text;
+  files.push_back(std::move(file));
+  return success();
+}
+
+static std::string formatPlan(llvm::json::Object plan) {
+  return llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))).str() +
+         "\n";
+}
+
+LogicalResult kgraph::emitPTXAndPlan(ModuleOp module, StringRef ptxPath,
+                                     StringRef planPath, StringRef inputPath) {
+  FailureOr<EmittedModule> emitted =
+      buildPTXAndPlan(module, ptxPath, planPath, inputPath);
+  if (failed(emitted))
+    return failure();
+  SmallVector<std::unique_ptr<llvm::ToolOutputFile>> files;
+  if (failed(writeFile(module, ptxPath, emitted->ptx, files)) ||
+      failed(writeFile(module, planPath, formatPlan(std::move(emitted->plan)),
+                       files)))
+    return failure();
+  for (auto &file : files)
+    file->keep();
+  return success();
+}
+
+LogicalResult kgraph::emitBundle(ArrayRef<BundleVariant> variants,
+                                 StringRef planPath, StringRef inputPath) {
+  assert(!variants.empty() && "a bundle of no variant");
+  llvm::json::Array entries;
+  std::optional<llvm::json::Value> weights;
+  SmallVector<std::unique_ptr<llvm::ToolOutputFile>> files;
+  for (const BundleVariant &v : variants) {
+    FailureOr<EmittedModule> emitted =
+        buildPTXAndPlan(v.module, v.ptxPath, planPath, inputPath);
+    if (failed(emitted) ||
+        failed(writeFile(v.module, v.ptxPath, emitted->ptx, files)))
+      return failure();
+    llvm::json::Object &plan = emitted->plan;
+    if (!weights)
+      if (llvm::json::Value *w = plan.get("weights"))
+        weights = *w;
+    entries.push_back(llvm::json::Object{
+        {"target", std::move(*plan.get("target"))},
+        {"ptx", std::move(*plan.get("ptx"))},
+        {"functions", std::move(*plan.get("functions"))}});
+  }
+  llvm::json::Object bundle{{"format", "kgraph-launch-plan"},
+                            {"version", 3},
+                            {"variants", std::move(entries)}};
+  if (weights)
+    bundle["weights"] = std::move(*weights);
+  if (failed(writeFile(variants.front().module, planPath,
+                       formatPlan(std::move(bundle)), files)))
+    return failure();
+  for (auto &file : files)
+    file->keep();
   return success();
 }

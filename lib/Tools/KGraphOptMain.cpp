@@ -1,7 +1,9 @@
 //===- KGraphOptMain.cpp - the kgraph-opt driver --------------------------===//
 //
 // kgraph-opt is mlir-opt with three more flags:
-//   --tile=<target>   run kgraph-compile for an SM target from the table
+//   --tile=<target>   run kgraph-compile for an SM target from the table;
+//                     --tile=sm_80,sm_90a writes out.sm_80.ptx, out.sm_90a.ptx
+//                     and one out.plan.json with a variant per target
 //   --fuse            group ops into fused kernels first (kgraph-fuse)
 //   --fuse-report     with --fuse: remarks on what was fused and why not
 //   --emit=<stage>    tiled | gpu | nvvm print the IR after that stage;
@@ -45,7 +47,9 @@ using namespace mlir;
 static llvm::cl::OptionCategory kgraphCategory("kgraph options");
 static llvm::cl::opt<std::string>
     tileTarget("tile",
-               llvm::cl::desc("Compile for this SM target (sm_70 ... sm_90a)"),
+               llvm::cl::desc("Compile for this SM target (sm_70 ... sm_90a); "
+                              "a comma list writes a bundle, one PTX file "
+                              "per target and one plan"),
                llvm::cl::value_desc("target"), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool>
     fuseOps("fuse", llvm::cl::desc("Fuse ops into as few kernels as pays"),
@@ -104,6 +108,16 @@ static std::string planPathFor(llvm::StringRef ptxPath) {
   if (stem.ends_with(".ptx"))
     stem = stem.drop_back(4);
   return (stem + ".plan.json").str();
+}
+
+/// The PTX file of `target` in a bundle written to `out.ptx`:
+/// `out.<target>.ptx`.
+static std::string bundlePTXPath(llvm::StringRef ptxPath,
+                                 llvm::StringRef target) {
+  llvm::StringRef stem = ptxPath;
+  if (stem.ends_with(".ptx"))
+    stem = stem.drop_back(4);
+  return (stem + "." + target + ".ptx").str();
 }
 
 /// Parses `inputFilename` into `context`, diagnostics pointing at the source.
@@ -197,9 +211,27 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   }
-  if (!lookupSMTarget(tileTarget))
-    return fail("unknown target '" + tileTarget +
-                "'; known targets: " + getKnownSMTargetNames());
+  // --tile=sm_80,sm_90a: a bundle, one compile per target.
+  SmallVector<StringRef> targets;
+  llvm::SplitString(tileTarget, targets, ",");
+  if (targets.empty())
+    return fail("--tile needs a target; known targets: " +
+                getKnownSMTargetNames());
+  for (auto [i, target] : llvm::enumerate(targets)) {
+    if (!lookupSMTarget(target))
+      return fail("unknown target '" + target +
+                  "'; known targets: " + getKnownSMTargetNames());
+    if (llvm::is_contained(ArrayRef(targets).take_front(i), target))
+      return fail("target '" + target + "' is given twice in --tile=" +
+                  tileTarget);
+  }
+  if (targets.size() > 1 &&
+      (emitStage != "ptx" || listConfigs.getNumOccurrences()))
+    return fail("several targets (--tile=" + tileTarget +
+                ") make a bundle of PTX files: only with --emit=ptx, not " +
+                (listConfigs.getNumOccurrences()
+                     ? std::string("with --list-configs")
+                     : "--emit=" + emitStage));
   if (fuseReport && !fuseOps)
     return fail("--fuse-report needs --fuse");
   if (listConfigs.getNumOccurrences()) {
@@ -209,7 +241,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   }
 
   CompileOptions options;
-  options.target = tileTarget;
+  options.target = targets.front().str();
   options.fuse = fuseOps;
   options.fuseReport = fuseReport;
   // Resolved here, where the executable's path is known, so a libdevice
@@ -266,15 +298,31 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return EXIT_FAILURE;
-  PassManager pm(&context);
-  if (failed(applyMlirOptCLOptions(pm)))
+  // One compile per target; a bundle compiles a copy of the input for each.
+  SmallVector<OwningOpRef<ModuleOp>> compiled;
+  SmallVector<BundleVariant> variants;
+  for (StringRef target : targets) {
+    OwningOpRef<ModuleOp> copy =
+        targets.size() == 1 ? std::move(module) : module->clone();
+    options.target = target.str();
+    PassManager pm(&context);
+    if (failed(applyMlirOptCLOptions(pm)))
+      return EXIT_FAILURE;
+    std::string error;
+    if (failed(buildCompilePipeline(pm, options, &error)))
+      return fail(error);
+    if (failed(pm.run(*copy)))
+      return EXIT_FAILURE;
+    variants.push_back({*copy, bundlePTXPath(outputFilename, target)});
+    compiled.push_back(std::move(copy));
+  }
+  if (targets.size() == 1) {
+    if (failed(emitPTXAndPlan(variants.front().module, outputFilename,
+                              planPathFor(outputFilename), inputFilename)))
+      return EXIT_FAILURE;
+  } else if (failed(emitBundle(variants, planPathFor(outputFilename),
+                               inputFilename))) {
     return EXIT_FAILURE;
-  if (failed(config.setupPassPipeline(pm)))
-    return EXIT_FAILURE;
-  if (failed(pm.run(*module)))
-    return EXIT_FAILURE;
-  if (failed(emitPTXAndPlan(*module, outputFilename,
-                            planPathFor(outputFilename), inputFilename)))
-    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

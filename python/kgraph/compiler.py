@@ -26,19 +26,14 @@ def current_target(device=0, libcuda=None):
     """The kgraph target of CUDA device ``device``, from the driver's compute
     capability (9.0 -> sm_90a; newer GPUs than kgraph knows: NoGPUError
     saying which target to pass instead)."""
-    import ctypes
     from .driver import get_driver
-    drv = get_driver(libcuda)
-    dev = ctypes.c_int()
-    drv.check("cuDeviceGet", ctypes.byref(dev), device)
-    fn = drv._lib.cuDeviceGetAttribute
-    fn.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
-    if fn(ctypes.byref(major), 75, dev) or fn(ctypes.byref(minor), 76, dev):
-        raise NoGPUError(f"cannot read the compute capability of device {device}")
-    cc = major.value * 10 + minor.value
+    from .errors import CudaError
+    try:
+        major, minor = get_driver(libcuda).compute_capability(device)
+    except CudaError as e:
+        raise NoGPUError(f"cannot read the compute capability of device "
+                         f"{device}: {e}") from e
+    cc = major * 10 + minor
     if cc == 90:
         return "sm_90a"
     name = f"sm_{cc}"
@@ -46,9 +41,9 @@ def current_target(device=0, libcuda=None):
         return name
     known = [t for t in _TARGETS if int(t[3:5]) <= cc]
     if not known:
-        raise NoGPUError(f"device {device} has compute capability {major.value}.{minor.value}, "
+        raise NoGPUError(f"device {device} has compute capability {major}.{minor}, "
                          f"older than any kgraph target ({', '.join(_TARGETS)})")
-    raise NoGPUError(f"device {device} has compute capability {major.value}.{minor.value}, "
+    raise NoGPUError(f"device {device} has compute capability {major}.{minor}, "
                      f"which kgraph has no target for; pass target= one of "
                      f"{', '.join(_TARGETS)} (e.g. {known[-1]}) explicitly")
 

@@ -6,7 +6,11 @@ a :class:`PlanError` that names the offending field
 
 Version 2 plans hold several functions (``functions``) and name a weights
 file for their ``parameter`` buffers; a version 1 plan (one function at the
-top level) loads as a plan of that one function.
+top level) loads as a plan of that one function. A version 3 plan is a
+bundle (``kgraph-opt --tile=sm_80,sm_90a``): a ``variants`` list, each a
+target, its PTX file and its functions, one weights file for all; it loads
+as the plan of its first variant with every variant in ``variants``, and
+:meth:`Plan.select_variant` picks the one for a device.
 """
 
 import json
@@ -20,7 +24,7 @@ from .errors import PlanError
 
 PLAN_FORMAT = "kgraph-launch-plan"
 #: Plan versions this runtime understands.
-SUPPORTED_VERSIONS = (1, 2)
+SUPPORTED_VERSIONS = (1, 2, 3)
 
 #: Element size in bytes of every plan dtype (i1 is stored one byte per element).
 DTYPE_SIZES = {name: d.bytes for name, d in DTYPES.items()}
@@ -168,6 +172,28 @@ class Plan:
     ptx_path: str
     functions: Tuple[FunctionPlan, ...]
     weights_path: Optional[str] = None
+    #: A bundle's plans, one per target (version 3); empty otherwise.
+    variants: Tuple["Plan", ...] = ()
+
+    @property
+    def targets(self) -> Tuple[str, ...]:
+        """The targets the plan has PTX for."""
+        return tuple(v.target for v in self.variants) or (self.target,)
+
+    def select_variant(self, major: int, minor: int) -> "Plan":
+        """The plan to run on a device of compute capability major.minor:
+        this plan unless it is a bundle, else the variant
+        :func:`choose_target` picks (a PlanError naming the bundle's
+        targets and the device's when none runs there)."""
+        if not self.variants:
+            return self
+        target = choose_target(self.targets, major, minor)
+        if target is None:
+            raise PlanError(
+                f"{self.path}: no variant of this bundle runs on a device of "
+                f"compute capability {major}.{minor} (sm_{major}{minor}); "
+                f"the bundle has {', '.join(self.targets)}")
+        return self.variants[self.targets.index(target)]
 
     @property
     def function_names(self) -> Tuple[str, ...]:
@@ -355,6 +381,43 @@ def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
                          choice("oob_fill", TENSOR_MAP_OOB_FILLS), offset)
 
 
+def choose_target(targets, major: int, minor: int) -> Optional[str]:
+    """The target of ``targets`` a device of compute capability major.minor
+    runs best: the exact one (sm_86 on 8.6), else the architecture-specific
+    one of that capability (sm_90a runs only on 9.0), else the highest plain
+    target below it (the driver compiles its PTX for the device); None when
+    every target is newer than the device or specific to another one."""
+    cc = major * 10 + minor
+    if f"sm_{cc}" in targets:
+        return f"sm_{cc}"
+    if f"sm_{cc}a" in targets:
+        return f"sm_{cc}a"
+    plain = [t for t in targets
+             if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
+    return max(plain, key=lambda t: int(t[3:])) if plain else None
+
+
+def _signature(f: FunctionPlan):
+    """What a caller of ``f`` sees: its inputs, outputs and parameters."""
+    return tuple((b.kind, b.index, b.shape, b.dtype, b.name)
+                 for b in f.inputs + f.outputs + f.parameters)
+
+
+def _parse_functions(c, data, prefix: str):
+    """The ``functions`` list of a version 2 plan or of a bundle variant."""
+    entries = c.list_field(data, "functions", prefix[:-1])
+    if not entries:
+        c.fail(f"{prefix}functions", "the plan has no function")
+    functions = []
+    for f_i, f in enumerate(entries):
+        functions.append(_parse_function(c, f, f"{prefix}functions[{f_i}].", 2))
+    names = [f.name for f in functions]
+    for f_i, n in enumerate(names):
+        if names.index(n) != f_i:
+            c.fail(f"{prefix}functions[{f_i}].name", f"duplicate function {n!r}")
+    return functions
+
+
 def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
     """One function's buffers and kernels from ``data`` (the plan itself for
     version 1, an entry of ``functions`` for version 2); field names in
@@ -513,41 +576,60 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
     if version not in SUPPORTED_VERSIONS or not _is_int(version):
         c.fail("version", f"unsupported launch plan version {version!r} "
                           f"(this runtime knows {list(SUPPORTED_VERSIONS)})")
-    target = c.str_field(data, "target", "")
-    ptx = c.str_field(data, "ptx", "")
-
-    if version == 1:
-        functions = [_parse_function(c, data, "", 1)]
-    else:
-        entries = c.list_field(data, "functions", "")
+    if version == 3:
+        entries = c.list_field(data, "variants", "")
         if not entries:
-            c.fail("functions", "the plan has no function")
-        functions = []
-        for f_i, f in enumerate(entries):
-            functions.append(_parse_function(c, f, f"functions[{f_i}].", 2))
-        names = [f.name for f in functions]
-        for f_i, n in enumerate(names):
-            if names.index(n) != f_i:
-                c.fail(f"functions[{f_i}].name", f"duplicate function {n!r}")
+            c.fail("variants", "the bundle has no variant")
+        parsed = []
+        for v_i, v in enumerate(entries):
+            where = f"variants[{v_i}]"
+            if not isinstance(v, dict):
+                c.fail(where, f"expected an object, got {type(v).__name__}")
+            vt = c.str_field(v, "target", where)
+            if any(vt == t for t, _, _ in parsed):
+                c.fail(f"{where}.target", f"duplicate target {vt!r}")
+            vptx = c.str_field(v, "ptx", where)
+            functions = _parse_functions(c, v, where + ".")
+            if parsed and [(f.name, _signature(f)) for f in functions] != \
+                    [(f.name, _signature(f)) for f in parsed[0][2]]:
+                c.fail(f"{where}.functions", "the functions, their inputs, "
+                       "outputs or parameters differ from those of variants[0]")
+            parsed.append((vt, vptx, functions))
+    else:
+        target = c.str_field(data, "target", "")
+        ptx = c.str_field(data, "ptx", "")
+        if version == 1:
+            functions = [_parse_function(c, data, "", 1)]
+        else:
+            functions = _parse_functions(c, data, "")
+        parsed = [(target, ptx, functions)]
     weights_path = None
-    has_params = any(f.parameters for f in functions)
+    has_params = any(f.parameters for f in parsed[0][2])
     if "weights" in data:
         weights_path = os.path.abspath(
             os.path.join(base_dir, c.str_field(data, "weights", "")))
     elif has_params:
-        user = next(f.name for f in functions if f.parameters)
+        user = next(f.name for f in parsed[0][2] if f.parameters)
         c.fail("weights", f"function '{user}' has parameter buffers but the "
                           f"plan names no weights file")
-
-    ptx_path = os.path.abspath(os.path.join(base_dir, ptx))
-    if check_ptx and not os.path.isfile(ptx_path):
-        c.fail("ptx", f"PTX file {ptx_path} not found")
     if check_ptx and has_params and not os.path.isfile(weights_path):
         c.fail("weights", f"weights file {weights_path} not found")
 
-    return Plan(path=source, version=version, target=target,
-                ptx_path=ptx_path, functions=tuple(functions),
-                weights_path=weights_path)
+    plans = []
+    for v_i, (target, ptx, functions) in enumerate(parsed):
+        ptx_path = os.path.abspath(os.path.join(base_dir, ptx))
+        if check_ptx and not os.path.isfile(ptx_path):
+            c.fail(f"variants[{v_i}].ptx" if version == 3 else "ptx",
+                   f"PTX file {ptx_path} not found")
+        plans.append(Plan(path=source, version=version, target=target,
+                          ptx_path=ptx_path, functions=tuple(functions),
+                          weights_path=weights_path))
+    if version != 3:
+        return plans[0]
+    first = plans[0]
+    return Plan(path=source, version=version, target=first.target,
+                ptx_path=first.ptx_path, functions=first.functions,
+                weights_path=weights_path, variants=tuple(plans))
 
 
 def load_plan(path: str) -> Plan:

@@ -996,10 +996,21 @@ def load(plan_path, device: int = None, libcuda: str = None,
     (default: torch's current device, else 0); CUDA tensors always run on their
     own device. ``libcuda`` overrides the driver library (default
     ``$KGRAPH_LIBCUDA`` or libcuda.so.1). No GPU is touched until the first
-    call or :meth:`Program.prepare`. Every parameter is checked against the
-    weights file here (a :class:`kgraph.WeightsError` names the tensor).
+    call or :meth:`Program.prepare`, except that a bundle (a plan with a
+    variant per target, ``kgraph-opt --tile=sm_80,sm_90a``) asks the driver
+    for the device's compute capability to pick its variant
+    (:meth:`kgraph.Plan.select_variant`). Every parameter is checked against
+    the weights file here (a :class:`kgraph.WeightsError` names the tensor).
     """
     plan = load_plan(plan_path)
+    if plan.variants:
+        ordinal = device
+        if ordinal is None:
+            torch = _torch()
+            ordinal = (torch.cuda.current_device()
+                       if torch is not None and torch.cuda.is_available() else 0)
+        major, minor = _driver.get_driver(libcuda).compute_capability(ordinal)
+        plan = plan.select_variant(major, minor)
     plan.function_plan(function)  # a clear PlanError for a wrong name
     try:
         with open(plan.ptx_path, "rb") as f:

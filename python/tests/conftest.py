@@ -112,6 +112,7 @@ def fake_cuda(fake_libcuda_path, monkeypatch):
     monkeypatch.setenv("KGRAPH_LIBCUDA", fake_libcuda_path)
     monkeypatch.delenv("FAKE_CUDA_INIT_RC", raising=False)
     monkeypatch.delenv("FAKE_CUDA_DEVICES", raising=False)
+    monkeypatch.delenv("FAKE_CUDA_CC", raising=False)
     lib = ctypes.CDLL(fake_libcuda_path)
     lib.fake_launch.restype = ctypes.c_char_p
     lib.fake_map.restype = ctypes.c_char_p

@@ -14,7 +14,8 @@
 //
 // Knobs (read at call time): FAKE_CUDA_INIT_RC (cuInit's result),
 // FAKE_CUDA_DEVICES (device count), FAKE_CUDA_NAME (device name, default
-// "Fake GPU <n>").
+// "Fake GPU <n>"), FAKE_CUDA_CC (compute capability "major.minor", default
+// "9.0").
 
 #include <stdint.h>
 #include <stdio.h>
@@ -376,9 +377,12 @@ CUresult cuStreamSynchronize(void *stream) {
 }
 
 CUresult cuDeviceGetAttribute(int *value, int attrib, int dev) {
-  // 75/76: compute capability major/minor (9.0).
-  if (attrib == 75) *value = 9;
-  else if (attrib == 76) *value = 0;
+  // 75/76: compute capability major/minor (FAKE_CUDA_CC, default "9.0").
+  const char *cc = getenv("FAKE_CUDA_CC");
+  int major = 9, minor = 0;
+  if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2) return 1;
+  if (attrib == 75) *value = major;
+  else if (attrib == 76) *value = minor;
   else return 1;
   return 0;
 }

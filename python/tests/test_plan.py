@@ -66,7 +66,7 @@ _DEL = object()
 BAD = [
     (("format",), "something-else", "not a kgraph launch plan: format is 'something-else'"),
     (("format",), _DEL, "not a kgraph launch plan: format is None"),
-    (("version",), 3, "unsupported launch plan version 3 (this runtime knows [1, 2])"),
+    (("version",), 4, "unsupported launch plan version 4 (this runtime knows [1, 2, 3])"),
     (("version",), "1", "unsupported launch plan version '1'"),
     (("version",), True, "unsupported launch plan version True"),
     (("target",), _DEL, "missing field 'target'"),

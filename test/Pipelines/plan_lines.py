@@ -18,8 +18,18 @@ def main(path):
         plan = json.load(f)
     d = lambda v: json.dumps(v, sort_keys=True)
     for key in sorted(plan):
-        if key != "functions":
+        if key not in ("functions", "variants"):
             print(f"{key}: {d(plan[key])}")
+    # A bundle (version 3): each variant's target and PTX, then its
+    # functions.
+    variants = plan.get("variants") or [plan]
+    for v in variants:
+        if v is not plan:
+            print(f"variant: {v['target']} {v['ptx']}")
+        print_functions(v, d)
+
+
+def print_functions(plan, d):
     for fn in plan["functions"]:
         print(f"function: {fn['name']}")
         for b in fn["buffers"]:

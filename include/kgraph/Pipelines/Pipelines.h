@@ -75,6 +75,21 @@ mlir::LogicalResult emitPTXAndPlan(mlir::ModuleOp module,
                                    llvm::StringRef planPath,
                                    llvm::StringRef inputPath = "");
 
+/// One target of a multi-target bundle: the module compiled for it and the
+/// file its PTX goes to.
+struct BundleVariant {
+  mlir::ModuleOp module;
+  std::string ptxPath;
+};
+
+/// Writes the PTX of each variant to its `ptxPath` and one launch plan of
+/// version 3 (docs/launch-plan.md: a "variants" list, each with its target,
+/// PTX file and functions; the weights file shared) to `planPath`. Nothing
+/// is kept unless every file is written.
+mlir::LogicalResult emitBundle(llvm::ArrayRef<BundleVariant> variants,
+                               llvm::StringRef planPath,
+                               llvm::StringRef inputPath = "");
+
 } // namespace kgraph
 
 #endif // KGRAPH_PIPELINES_PIPELINES_H
