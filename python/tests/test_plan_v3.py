@@ -42,9 +42,11 @@ def _bundle(plan_dict, targets=("sm_80", "sm_90a")):
 
 
 @pytest.fixture
-def bundle(plan_dict, tmp_path):
+def bundle(plan_dict, write_plan, tmp_path):
     """write(data=None, ptx_for=all targets) -> path of a bundle plan."""
-    from conftest import FAKE_PTX
+    # The fake PTX that write_plan puts beside a plan, once per target.
+    write_plan(plan_dict)
+    fake_ptx = (tmp_path / "prog.ptx").read_text()
 
     def write(data=None, ptx_for=None):
         data = data or _bundle(plan_dict)
@@ -52,7 +54,7 @@ def bundle(plan_dict, tmp_path):
             if not isinstance(v, dict) or "ptx" not in v:
                 continue
             if ptx_for is None or v["target"] in ptx_for:
-                (tmp_path / v["ptx"]).write_text(FAKE_PTX)
+                (tmp_path / v["ptx"]).write_text(fake_ptx)
         path = tmp_path / "bundle.plan.json"
         path.write_text(json.dumps(data))
         return str(path)
