@@ -297,22 +297,25 @@ LogicalResult kgraph::linkPTX(ArrayRef<StringRef> modules, std::string &linked,
         changed = true;
       }
     }
-    llvm::StringSet<> kept;
+    // Names the output already defines with the same text (the loop above
+    // renamed every other one): this module's statements of them are left
+    // out.
+    llvm::StringSet<> shared;
+    for (auto &entry : mine)
+      if (!renames.count(entry.first) && defined.count(entry.first))
+        shared.insert(entry.first);
     for (const Statement &s : module.statements) {
+      if (shared.count(s.name))
+        continue;
       std::string text = applyRenames(s.text, renames);
-      if (s.name.empty()) {
-        if (!unnamed.insert(text).second)
-          continue;
-      } else {
+      if (s.name.empty() && !unnamed.insert(text).second)
+        continue;
+      out.append("\n").append(text).append("\n");
+      if (!s.name.empty()) {
         auto r = renames.find(s.name);
-        std::string name = r == renames.end() ? s.name : r->second;
-        // Already in the output with the same text.
-        if (!renames.count(s.name) && defined.count(name) && !kept.count(name))
-          continue;
-        kept.insert(name);
-        defined[name].push_back(text);
+        defined[r == renames.end() ? s.name : r->second].push_back(
+            std::move(text));
       }
-      out += "\n" + text + "\n";
     }
   }
   linked = std::move(out);

@@ -49,6 +49,13 @@ struct Job {
   std::optional<SmallVector<char, 0>> object;
 };
 
+/// A module of a group and where its jobs start (one per target, in the
+/// order of the module's targets).
+struct Piece {
+  gpu::GPUModuleOp module;
+  size_t firstJob;
+};
+
 struct SerializeKernelsPass
     : public kgraph::impl::KGraphSerializeKernelsBase<SerializeKernelsPass> {
   using Base::Base;
@@ -57,7 +64,7 @@ struct SerializeKernelsPass
     ModuleOp top = getOperation();
     MLIRContext *ctx = &getContext();
     // The modules to join into each binary, by the name the binary gets.
-    llvm::MapVector<StringAttr, SmallVector<gpu::GPUModuleOp>> groups;
+    llvm::MapVector<StringAttr, SmallVector<Piece>> groups;
     SmallVector<Job> jobs;
     for (auto module : top.getOps<gpu::GPUModuleOp>()) {
       ArrayAttr targets = module.getTargetsAttr();
@@ -68,6 +75,20 @@ struct SerializeKernelsPass
                "kgraph-gpu-to-nvvm or gpu-nvvm-attach-target first)";
         return signalPassFailure();
       }
+      auto origin = module->getAttrOfType<StringAttr>(kSplitFromAttrName);
+      StringAttr name = origin ? origin : module.getSymNameAttr();
+      SmallVector<Piece> &group = groups[name];
+      // Checked before anything is compiled: the pieces' PTX is joined per
+      // target.
+      if (!group.empty() &&
+          targets != group.front().module.getTargetsAttr()) {
+        module.emitError("gpu.module '")
+            << module.getName() << "' was split from '" << name.getValue()
+            << "' but has other targets than '"
+            << group.front().module.getName() << "'";
+        return signalPassFailure();
+      }
+      group.push_back({module, jobs.size()});
       for (Attribute attr : targets) {
         auto target = llvm::dyn_cast<gpu::TargetAttrInterface>(attr);
         if (!target) {
@@ -78,8 +99,6 @@ struct SerializeKernelsPass
         }
         jobs.push_back({module, target, std::nullopt});
       }
-      auto origin = module->getAttrOfType<StringAttr>(kSplitFromAttrName);
-      groups[origin ? origin : module.getSymNameAttr()].push_back(module);
     }
     if (jobs.empty())
       return;
@@ -103,26 +122,16 @@ struct SerializeKernelsPass
       return signalPassFailure();
 
     // Each group becomes one gpu.binary where its first module was.
-    DenseMap<Operation *, SmallVector<Job *>> jobsOf;
-    for (Job &job : jobs)
-      jobsOf[job.module].push_back(&job);
     DenseMap<StringAttr, StringAttr> binaryOf;
-    for (auto &[name, modules] : groups) {
-      gpu::GPUModuleOp first = modules.front();
-      for (gpu::GPUModuleOp module : modules) {
-        if (module.getTargetsAttr() != first.getTargetsAttr()) {
-          module.emitError("gpu.module '")
-              << module.getName() << "' was split from '" << name.getValue()
-              << "' but has other targets than '" << first.getName() << "'";
-          return signalPassFailure();
-        }
-        binaryOf[module.getSymNameAttr()] = name;
-      }
+    for (auto &[name, pieces] : groups) {
+      gpu::GPUModuleOp first = pieces.front().module;
+      for (Piece piece : pieces)
+        binaryOf[piece.module.getSymNameAttr()] = name;
       SmallVector<Attribute> objects;
-      for (auto [t, job] : llvm::enumerate(jobsOf[first])) {
+      for (size_t t = 0, e = first.getTargetsAttr().size(); t < e; ++t) {
         SmallVector<StringRef> ptx;
-        for (gpu::GPUModuleOp module : modules) {
-          const SmallVector<char, 0> &object = *jobsOf[module][t]->object;
+        for (const Piece &piece : pieces) {
+          const SmallVector<char, 0> &object = *jobs[piece.firstJob + t].object;
           ptx.push_back(StringRef(object.data(), object.size()));
         }
         std::string linked, error;
@@ -132,7 +141,9 @@ struct SerializeKernelsPass
           return signalPassFailure();
         }
         SmallVector<char, 0> bytes(linked.begin(), linked.end());
-        Attribute object = job->target.createObject(first, bytes, options);
+        Attribute object =
+            jobs[pieces.front().firstJob + t].target.createObject(first, bytes,
+                                                                  options);
         if (!object) {
           first.emitError("cannot make a gpu.object of gpu.module '")
               << first.getName() << "'";
@@ -145,8 +156,8 @@ struct SerializeKernelsPass
       auto offloading = first.getOffloadingHandlerAttr();
       gpu::BinaryOp::create(builder, loc, name, offloading,
                             builder.getArrayAttr(objects));
-      for (gpu::GPUModuleOp module : modules)
-        module.erase();
+      for (Piece piece : pieces)
+        piece.module.erase();
     }
     // References to a piece's kernels now name its binary.
     AttrTypeReplacer replacer;

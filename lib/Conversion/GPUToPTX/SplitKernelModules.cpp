@@ -82,9 +82,12 @@ struct SplitKernelModulesPass
         return std::nullopt;
       return SymbolRefAttr::get(it->second, ref.getNestedReferences());
     });
-    top->walk([&](Operation *op) {
-      if (!llvm::isa<gpu::GPUModuleOp>(op))
-        replacer.replaceElementsIn(op);
+    // Kernel bodies never name a kernel: only what is outside the modules.
+    top->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (llvm::isa<gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
+      replacer.replaceElementsIn(op);
+      return WalkResult::advance();
     });
   }
 };
