@@ -102,22 +102,21 @@ static std::string getPackageRoot(const char *argv0) {
       .str();
 }
 
+/// `out.ptx` (or `out`) -> `out`.
+static llvm::StringRef ptxStem(llvm::StringRef ptxPath) {
+  return ptxPath.ends_with(".ptx") ? ptxPath.drop_back(4) : ptxPath;
+}
+
 /// `out.ptx` -> `out.plan.json`.
 static std::string planPathFor(llvm::StringRef ptxPath) {
-  llvm::StringRef stem = ptxPath;
-  if (stem.ends_with(".ptx"))
-    stem = stem.drop_back(4);
-  return (stem + ".plan.json").str();
+  return (ptxStem(ptxPath) + ".plan.json").str();
 }
 
 /// The PTX file of `target` in a bundle written to `out.ptx`:
 /// `out.<target>.ptx`.
 static std::string bundlePTXPath(llvm::StringRef ptxPath,
                                  llvm::StringRef target) {
-  llvm::StringRef stem = ptxPath;
-  if (stem.ends_with(".ptx"))
-    stem = stem.drop_back(4);
-  return (stem + "." + target + ".ptx").str();
+  return (ptxStem(ptxPath) + "." + target + ".ptx").str();
 }
 
 /// Parses `inputFilename` into `context`, diagnostics pointing at the source.
@@ -313,11 +312,14 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail(error);
     if (failed(pm.run(*copy)))
       return EXIT_FAILURE;
-    variants.push_back({*copy, bundlePTXPath(outputFilename, target)});
+    variants.push_back({*copy, targets.size() == 1
+                                   ? std::string(outputFilename)
+                                   : bundlePTXPath(outputFilename, target)});
     compiled.push_back(std::move(copy));
   }
   if (targets.size() == 1) {
-    if (failed(emitPTXAndPlan(variants.front().module, outputFilename,
+    if (failed(emitPTXAndPlan(variants.front().module,
+                              variants.front().ptxPath,
                               planPathFor(outputFilename), inputFilename)))
       return EXIT_FAILURE;
   } else if (failed(emitBundle(variants, planPathFor(outputFilename),

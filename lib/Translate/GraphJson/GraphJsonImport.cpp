@@ -2406,16 +2406,15 @@ LogicalResult GraphImporter::importCast(Fields &f, Location loc) {
 }
 
 LogicalResult GraphImporter::importIdentity(Fields &f, Location loc) {
-  SmallVector<Value> inputs;
-  SmallVector<std::string> paths;
-  if (failed(readInputs(f, inputs, paths, 1, false)) ||
-      failed(checkInputShape(f, inputs[0])))
+  Value x;
+  std::string xPath;
+  if (failed(readInput(f, x, xPath)))
     return failure();
   // dropout is the identity at inference; its rate is accepted and unused.
   double p = 0;
   if (failed(f.readNumber("p", p)))
     return failure();
-  result = inputs[0];
+  result = x;
   return success();
 }
 

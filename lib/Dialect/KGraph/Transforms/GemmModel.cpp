@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
+#include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Target/ElementTypes.h"
 
@@ -139,21 +140,18 @@ FailureOr<MatmulProblem> kgraph::getConvProblem(Conv2dOp op,
 }
 
 /// Where the matrix `slice` takes (isGemmOperandSlice) lies in its
-/// row-major input: the offset of its first element, the distance between
-/// its rows (`steps` rows of the input) and between its batches.
+/// row-major input: its access map's linear offset and the steps of its
+/// row and batch coordinates.
 static MatmulProblem::StoredLayout getSliceLayout(SliceOp slice) {
-  ArrayRef<int64_t> shape =
-      llvm::cast<RankedTensorType>(slice.getInput().getType()).getShape();
-  ArrayRef<int64_t> offsets = slice.getOffsets(), steps = slice.getStrides();
-  int64_t rank = shape.size();
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
+  AccessMap map = AccessMap::slice(
+      llvm::cast<RankedTensorType>(slice.getInput().getType()).getShape(),
+      slice.getOffsets(), slice.getSizes(), slice.getStrides());
+  int64_t rank = map.getOutRank();
   MatmulProblem::StoredLayout l;
-  for (int64_t d = 0; d < rank; ++d)
-    l.offset += offsets[d] * strides[d];
-  l.rowStride = steps[rank - 2] * strides[rank - 2];
-  l.batchStride = rank == 3 && slice.getSizes()[0] > 1 ? steps[0] * strides[0] : 0;
+  l.offset = map.getOffset();
+  l.rowStride = map.getCoefficient(rank - 2);
+  l.batchStride =
+      rank == 3 && slice.getSizes()[0] > 1 ? map.getCoefficient(0) : 0;
   return l;
 }
 
