@@ -96,6 +96,9 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKGraphFormKernels());
   KGraphTileOptions tile;
   tile.target = options.target;
+  tile.tuningDb = options.tuningDb;
+  tile.tuningGpu = options.tuningGpu;
+  tile.tuningReport = options.tuningReport;
   pm.addPass(createKGraphTile(tile));
   if (last == 0)
     return success();

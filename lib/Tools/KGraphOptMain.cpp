@@ -10,6 +10,9 @@
 //                     ptx (default) writes -o <file>.ptx and <file>.plan.json
 //   --list-configs=N  print the N best configuration candidates of every
 //                     kernel group as JSON instead of compiling
+//   --tuning-db=F     configurations from a tuning database (kgraph.tune);
+//                     --tuning-gpu=NAME only its records of that GPU,
+//                     --tuning-report a remark per group on who chose
 //   --print-element-types  print the element-type table as JSON and exit
 // Without --tile it behaves exactly like mlir-opt.
 //
@@ -72,6 +75,23 @@ static llvm::cl::opt<unsigned> listConfigs(
                    "fusion with --fuse), up to N legal configurations ranked "
                    "by the model, the default first, instead of compiling"),
     llvm::cl::value_desc("N"), llvm::cl::cat(kgraphCategory));
+
+static llvm::cl::opt<std::string> tuningDb(
+    "tuning-db",
+    llvm::cl::desc("With --tile: configurations from this tuning database "
+                   "(python3 -m kgraph.tune) where its records match"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<std::string> tuningGpu(
+    "tuning-gpu",
+    llvm::cl::desc("With --tuning-db: only the records measured on this GPU "
+                   "(default: any GPU of the target)"),
+    llvm::cl::value_desc("name"), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> tuningReport(
+    "tuning-report",
+    llvm::cl::desc("With --tile: a remark per group saying whether a tuning "
+                   "record, a near record, a pinned attribute or the model "
+                   "chose its configuration"),
+    llvm::cl::cat(kgraphCategory));
 
 static llvm::cl::opt<std::string> cudaPath(
     "cuda-path",
@@ -207,6 +227,10 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--fuse-report needs --fuse --tile=<target>");
     if (listConfigs.getNumOccurrences())
       return fail("--list-configs needs --tile=<target>");
+    if (!tuningDb.empty() || tuningReport)
+      return fail(std::string(tuningDb.empty() ? "--tuning-report"
+                                               : "--tuning-db") +
+                  " needs --tile=<target>");
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   }
@@ -243,6 +267,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.target = targets.front().str();
   options.fuse = fuseOps;
   options.fuseReport = fuseReport;
+  if (!tuningGpu.empty() && tuningDb.empty())
+    return fail("--tuning-gpu needs --tuning-db=<file>");
+  options.tuningDb = tuningDb;
+  options.tuningGpu = tuningGpu;
+  options.tuningReport = tuningReport;
   // Resolved here, where the executable's path is known, so a libdevice
   // carried beside the binary (the static package, docs/runtime.md) is found.
   options.cudaPath = cudaPath.empty()

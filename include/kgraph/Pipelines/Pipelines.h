@@ -27,6 +27,19 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "stop-after",
       llvm::cl::desc("last stage: tiled, gpu, nvvm or binary"),
       llvm::cl::init("binary")};
+  Option<std::string> tuningDb{
+      *this, "tuning-db",
+      llvm::cl::desc("tuning database whose records choose the "
+                     "configurations they match (kgraph-tile{tuning-db=})"),
+      llvm::cl::init("")};
+  Option<std::string> tuningGpu{
+      *this, "tuning-gpu",
+      llvm::cl::desc("with tuning-db: only records of this GPU"),
+      llvm::cl::init("")};
+  Option<bool> tuningReport{
+      *this, "tuning-report",
+      llvm::cl::desc("a remark per group on who chose its configuration"),
+      llvm::cl::init(false)};
   Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit root holding nvvm/libdevice (default: "

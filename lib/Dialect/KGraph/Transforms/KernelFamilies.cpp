@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
+#include "kgraph/Dialect/KGraph/Transforms/TuningDB.h"
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
@@ -609,9 +610,20 @@ kgraph::listModuleConfigCandidates(ModuleOp module, const SMTarget &target,
           {"estimate_us", std::round(c.estimate.microseconds * 1000) / 1000},
           {"shared_memory_bytes", c.estimate.sharedMemoryBytes},
           {"threads_per_block", c.estimate.threadsPerBlock}});
+    ProblemKey key = computeProblemKey(group, *kind);
+    llvm::json::Array shape;
+    for (int64_t d : key.shape)
+      shape.push_back(d);
     llvm::json::Object entry{
         {"group", formatLocation(group.getLoc())},
         {"kind", stringifyGroupKind(*kind)},
+        {"signature", key.signature},
+        {"structure", key.structure},
+        {"shape", std::move(shape)},
+        {"space", getConfigSpaceVersion(*kind)},
+        {"problem", key.summary},
+        {"kernel", printStandaloneKernel(group, *kind,
+                                         candidates->front().config)},
         {"candidates", std::move(list)}};
     if (auto func = group->getParentOfType<func::FuncOp>())
       entry["function"] = func.getSymName();

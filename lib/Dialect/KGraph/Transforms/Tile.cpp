@@ -7,9 +7,13 @@
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/TuningDB.h"
 #include "kgraph/Target/SMTargets.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace kgraph {
 #define GEN_PASS_DEF_KGRAPHTILE
@@ -87,18 +91,124 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                             << " registers per thread, more than the "
                             << sm.maxRegistersPerThread << " " << sm.name
                             << " allows: expect spills";
+      if (tuningReport)
+        group.emitRemark() << "configuration pinned in the input";
     } else {
-      FailureOr<SmallVector<ConfigCandidate>> candidates =
-          listConfigCandidates(group, kind, sm, /*limit=*/1);
-      if (failed(candidates))
-        return failure();
-      config = candidates->front().config;
+      std::string how = "configuration from the model (no tuning database)";
+      if (database)
+        config = chooseFromDatabase(group, kind, sm, how);
+      if (!config) {
+        FailureOr<SmallVector<ConfigCandidate>> candidates =
+            listConfigCandidates(group, kind, sm, /*limit=*/1);
+        if (failed(candidates))
+          return failure();
+        config = candidates->front().config;
+      }
       group->setAttr(kConfigAttrName, config);
+      if (tuningReport)
+        group.emitRemark() << how;
     }
     group.setKind(kind);
     if (report)
       reportGroup(group, kind, config, sm);
     return success();
+  }
+
+  /// The configuration a record of the tuning database gives `group`: the
+  /// exact record's, else the nearest verifying near record's, else null
+  /// (the model chooses). `how` says which, for --tuning-report; a skipped
+  /// exact record gets a remark of its own.
+  KernelConfigAttrInterface chooseFromDatabase(FusedOp group, GroupKind kind,
+                                               const SMTarget &sm,
+                                               std::string &how) {
+    ProblemKey key = computeProblemKey(group, kind);
+    unsigned space = getConfigSpaceVersion(kind);
+    std::string gpuNote;
+    if (const TuningRecord *record =
+            database->findExact(key, sm.name, tuningGpu)) {
+      std::string why;
+      if (record->space != space) {
+        why = llvm::formatv("it was measured in version {0} of the {1} "
+                            "configuration space, this compiler has version "
+                            "{2}",
+                            record->space, stringifyGroupKind(kind), space)
+                  .str();
+      } else if (KernelConfigAttrInterface config =
+                     parseAndVerify(group, kind, record->best, sm, why)) {
+        how = llvm::formatv("configuration from tuning record {0} of {1} "
+                            "(signature {2})",
+                            record->index, record->gpu, key.signature)
+                  .str();
+        if (record->speedup)
+          how += llvm::formatv(", measured {0:F2}x the model's choice",
+                               *record->speedup)
+                     .str();
+        return config;
+      }
+      group.emitRemark() << "tuning record " << record->index << " of "
+                         << database->getPath() << " (" << record->gpu
+                         << ") skipped: " << why;
+      gpuNote = "; its exact record was skipped";
+    }
+    for (auto [record, distance] :
+         database->findNear(key, kind, sm.name, tuningGpu)) {
+      std::string why;
+      if (KernelConfigAttrInterface config =
+              parseAndVerify(group, kind, record->best, sm, why)) {
+        how = llvm::formatv("configuration from the near record {0} of {1} "
+                            "(shape distance {2:F2}: {3})",
+                            record->index, record->gpu, distance,
+                            record->summary.empty() ? record->signature
+                                                    : record->summary)
+                  .str();
+        return config;
+      }
+    }
+    how = "configuration from the model: no tuning record for " +
+          key.summary + " (signature " + key.signature + ")" + gpuNote;
+    return {};
+  }
+
+  /// The configuration `text` of a record if it parses, is of `kind` and
+  /// verifies for `group` on `sm`; else null with `why` set. Diagnostics of
+  /// the parse and the checks are caught, not reported.
+  KernelConfigAttrInterface parseAndVerify(FusedOp group, GroupKind kind,
+                                           StringRef text, const SMTarget &sm,
+                                           std::string &why) {
+    MLIRContext *ctx = group.getContext();
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+      if (why.empty())
+        why = diag.str();
+      return success();
+    });
+    Attribute attr = parseAttribute(text, ctx);
+    if (!attr) {
+      why = "its configuration does not parse" +
+            (why.empty() ? std::string() : ": " + why);
+      return {};
+    }
+    auto config = llvm::dyn_cast<KernelConfigAttrInterface>(attr);
+    if (!config) {
+      why = "'" + text.str() + "' is not a kernel configuration";
+      return {};
+    }
+    if (config.getGroupKind() != kind) {
+      why = ("its configuration is for " +
+             stringifyGroupKind(config.getGroupKind()) +
+             " groups, the group is " + stringifyGroupKind(kind))
+                .str();
+      return {};
+    }
+    if (failed(checkGroupForKind(group, kind, sm)) ||
+        failed(config.verifyForGroup(group, sm,
+                                     [&] { return group.emitOpError(); }))) {
+      if (why.empty())
+        why = "its configuration does not verify for the group";
+      else
+        why = "its configuration does not verify for the group: " + why;
+      return {};
+    }
+    return config;
   }
 
   /// The model's estimate of a GEMM or stencil group as a remark.
@@ -131,6 +241,19 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
       return signalPassFailure();
     }
     module->setAttr(kTargetAttrName, StringAttr::get(&getContext(), sm->name));
+    if (!tuningDb.empty()) {
+      std::string error;
+      std::vector<std::string> warnings;
+      database = TuningDatabase::load(tuningDb, error, warnings);
+      if (!database) {
+        module.emitError() << "tuning database '" << tuningDb
+                           << "': " << error;
+        return signalPassFailure();
+      }
+      for (const std::string &warning : warnings)
+        module.emitWarning() << "tuning database '" << tuningDb
+                             << "': " << warning;
+    }
 
     WalkResult result = module.walk([&](FusedOp group) {
       FailureOr<GroupKind> kind = resolveGroupKind(group);
@@ -141,5 +264,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     if (result.wasInterrupted())
       signalPassFailure();
   }
+
+  std::optional<TuningDatabase> database;
 };
 } // namespace

@@ -71,8 +71,11 @@ listConfigCandidates(FusedOp group, GroupKind kind, const SMTarget &target,
 
 /// `kgraph-opt --list-configs=N`: for every group of `module` (after kernel
 /// formation), `{"function", "group": location, "kind", "pinned"?,
-/// "candidates": [{"config": attribute text, "estimate_us"}...]}`, best
-/// first, at most `limit` candidates each. Fails with a diagnostic on a
+/// "signature", "structure", "shape", "space", "problem" (its ProblemKey
+/// and configuration-space version, TuningDB.h), "kernel" (the group alone
+/// with the default configuration, printStandaloneKernel), "candidates":
+/// [{"config": attribute text, "estimate_us"}...]}`, best first, at most
+/// `limit` candidates each. Fails with a diagnostic on a
 /// group that has no kernel on `target`.
 mlir::FailureOr<llvm::json::Array>
 listModuleConfigCandidates(mlir::ModuleOp module, const SMTarget &target,

@@ -110,6 +110,16 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
     memory. `report=true` remarks the plan (shared memory, grid, global
     bytes per pixel, halo overhead).
 
+    With `tuning-db=<file>`, a group without a pinned configuration takes
+    the measured winner of the database record whose problem signature,
+    target (and `tuning-gpu`, when given) match, when that configuration
+    still verifies for the group and belongs to this compiler's version of
+    the family's configuration space; else that of the record of the
+    nearest shape of the same structure (a near record) that verifies;
+    else the model's choice. A record that is skipped gets a remark saying
+    why; an unreadable, corrupt or foreign file is an error, a malformed
+    record a warning (docs/tuning.md).
+
     Before:
     ```mlir
     %0 = kgraph.fused (%a, %b) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32> {...}
@@ -127,6 +137,15 @@ def KGraphTile : Pass<"kgraph-tile", "::mlir::ModuleOp"> {
            "SM target from the table (sm_70 ... sm_90a)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark per matmul group with the cost model's estimate">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "Tuning database (python3 -m kgraph.tune) whose records choose "
+           "the configurations they match">,
+    Option<"tuningGpu", "tuning-gpu", "std::string", /*default=*/"\"\"",
+           "Apply only the records measured on this GPU (its driver name, "
+           "e.g. 'NVIDIA H200'); default: any GPU of the target">,
+    Option<"tuningReport", "tuning-report", "bool", /*default=*/"false",
+           "Emit a remark per group saying whether a tuning record, a near "
+           "record, a pinned attribute or the model chose its configuration">,
   ];
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }
