@@ -14,7 +14,9 @@ Every kgraph result is checked first against a float64 conv2d
 (test/GPU/conv_ref.py, the bounds loosened 4x): a wrong kernel is not timed
 and fails the run. Timing as bench/bench_matmul.py (triton do_bench, else
 CUDA events); ratios are kgraph / cuDNN throughput, with their geometric
-mean per kind (the issue's target: f16 NHWC >= 0.40).
+mean per kind (the issue's target: f16 NHWC >= 0.40). Cases with a tuned
+build (scripts/build-tuned-cases.py: the same case compiled with a tuning
+database) are checked and timed a second time in the same run.
 
     python3 bench/bench_conv.py --cases .gpu [--json out.json] [--kinds f16_nhwc]
     python3 bench/bench_conv.py --cases .gpu --ptxas     # no GPU needed
@@ -52,11 +54,12 @@ def load_manifest(path):
     return manifest, base
 
 
-def summarize(rows):
-    """{kind: geometric mean of kgraph/cuDNN} (None if nothing measured)."""
+def summarize(rows, key="ratio"):
+    """{kind: geometric mean of kgraph/cuDNN} (None if nothing measured);
+    key="tuned_ratio": of the tuned builds."""
     geo = {}
     for kind in KINDS:
-        rs = [r["ratio"] for r in rows if r["kind"] == kind and r.get("ratio")]
+        rs = [r[key] for r in rows if r["kind"] == kind and r.get(key)]
         geo[kind] = math.exp(sum(map(math.log, rs)) / len(rs)) if rs else None
     return geo
 
@@ -112,15 +115,36 @@ def bench_case(c, base, timer, dev=None):
     import matmul_ref as MR
     row["rel_err"] = MR.rel_norm_error(out, ref)
     row["cudnn_rel_err"] = MR.rel_norm_error(cud_stored, ref)
+    # The tuning database's build of the case (scripts/build-tuned-cases.py),
+    # checked against the same reference into a poisoned output.
+    tuned = None
+    if c.get("tuned_plan"):
+        tuned = kgraph.load(os.path.join(base, c["tuned_plan"]))
+        out_t = torch.full_like(out, float("nan"))
+        tuned.run([x, w], [out_t])
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        t_err = CR.compare(c, out_t, ref, s, norm_scale=CHECK_SCALE)
+        row["tuned_by"] = c.get("tuned_by")
+        row["tuned_rel_err"] = MR.rel_norm_error(out_t, ref)
+        if t_err:
+            row["error"] = f"wrong result of the tuned build: {t_err}"
     del ref, s, cud, cud_stored
     if err:
         row["error"] = f"wrong result: {err}"
+    if "error" in row:
         return row
 
     def run_kgraph():
         prog.run([x, w], [out])
 
     benchlib.time_against(row, c["flops"], timer, run_kgraph, "cudnn", run_cudnn)
+    if tuned is not None:
+        row["tuned_ms"] = timer(lambda: tuned.run([x, w], [out_t]))
+        row["tuned_tflops"] = c["flops"] / row["tuned_ms"] / 1e9
+        row["tuned_ratio"] = row["tuned_tflops"] / row["cudnn_tflops"]
+        row["tuned_vs_default"] = row["kgraph_ms"] / row["tuned_ms"]
+        del out_t
     del x, w, out
     if dev.type == "cuda":
         torch.cuda.empty_cache()
@@ -138,7 +162,10 @@ def print_rows(rows, method):
         print(f"{r['kind']:<9} {r['layer']:<24} {r['kgraph_ms']:10.4f} "
               f"{r['kgraph_tflops']:8.1f} {r['cudnn_ms']:9.4f} "
               f"{r['cudnn_tflops']:8.1f} {r['ratio']:8.3f} {r['rel_err']:9.2e} "
-              f"{r['cudnn_rel_err']:9.2e}")
+              f"{r['cudnn_rel_err']:9.2e}" +
+              (f"   tuned ({r['tuned_by']}) {r['tuned_ms']:.4f} ms, "
+               f"{r['tuned_ratio']:.3f} of cuDNN, {r['tuned_vs_default']:.3f}x "
+               f"the default" if "tuned_ms" in r else ""))
 
 
 def main(argv=None):
@@ -175,10 +202,15 @@ def main(argv=None):
     geo = summarize(rows)
     print("kgraph / cuDNN geometric mean: " + ", ".join(
         f"{k} {v:.3f}" if v else f"{k} -" for k, v in geo.items()))
+    tuned_geo = summarize(rows, "tuned_ratio")
+    if any(tuned_geo.values()):
+        print("tuned (tuning database) / cuDNN geometric mean: " + ", ".join(
+            f"{k} {v:.3f}" if v else f"{k} -" for k, v in tuned_geo.items()))
     wrong = [r for r in rows if "error" in r]
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "target": manifest.get("target"), "method": method,
               "rows": rows, "skipped": skipped, "geomean_ratio": geo,
+              "tuned_geomean_ratio": tuned_geo,
               "wrong": [r["case"] for r in wrong], "ptxas": report}
     benchlib.write_json(result, args.json, "bench_conv.json")
     return 1 if wrong or errors else 0

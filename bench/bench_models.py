@@ -18,6 +18,10 @@ same inputs (CUDA events, medians), and the ratios.
   batch 8, sequence 128 and 512: tokens/s.
 - onnx: the same ResNet-50 exported to ONNX (opset 13), f16 NHWC, batch 8:
   correctness only.
+
+With --tuning-db DB, ResNet-50 at batch 256 is compiled a second time with
+that tuning database, checked the same way and timed beside the defaults
+(the default timed before and after it, the better kept).
 """
 
 import argparse
@@ -75,7 +79,7 @@ def torch_compiled(model, mode=None):
         return None
 
 
-def bench_resnet50():
+def bench_resnet50(tuning_db=None):
     import torchvision
     print("== resnet50 (f16 NHWC)", flush=True)
     torch.manual_seed(0)
@@ -121,6 +125,32 @@ def bench_resnet50():
         record("resnet50", f"time b{batch}", **row)
         if batch == 256:
             print_profile(prog, xk, "", 5)
+        if batch == 256 and tuning_db:
+            # The same graph compiled with the tuning database, checked and
+            # timed in this run beside the model's defaults.
+            tuned, secs = compile_timed(model.cpu(), [torch.randn(batch, 3, 224, 224)],
+                                        dtype="f16", layout="nhwc", tuning_db=tuning_db)
+            model.cuda()
+            record("resnet50", f"compile b{batch} tuned", seconds=secs,
+                   **{k.replace(" ", "_"): v for k, v in (tuned.tuning or {}).items()})
+            with torch.no_grad():
+                yt = tuned(xk)
+            err = rel_l2(yt.float(), ref)
+            top1 = float((yt.float().argmax(1) == ref.argmax(1)).float().mean())
+            ok = err <= 1e-2 and top1 >= 0.99
+            record("resnet50", f"check b{batch} tuned", rel_l2=err, top1_agree=top1,
+                   status="PASS" if ok else "FAIL")
+            with torch.no_grad():
+                t_d = timed(lambda: prog(xk))
+                t_t = timed(lambda: tuned(xk))
+                t_d2 = timed(lambda: prog(xk))
+            t_d = min(t_d, t_d2)  # the default before and after: its better
+            record("resnet50", f"time b{batch} tuned", kgraph_ms=t_d, tuned_ms=t_t,
+                   kgraph_img_s=batch / t_d * 1e3, tuned_img_s=batch / t_t * 1e3,
+                   tuned_vs_default=t_d / t_t, tuned_vs_eager=t_e / t_t,
+                   tuned_vs_compile=t_c / t_t)
+            print_profile(tuned, xk, " tuned", 5)
+            del tuned
         del prog
 
 
@@ -199,13 +229,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="resnet50,encoder,onnx")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--tuning-db", default=None,
+                    help="also compile ResNet-50 batch 256 with this tuning "
+                    "database (python3 -m kgraph.tune) and time it beside the "
+                    "defaults")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_models: no GPU")
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     failed = False
     for name in args.only.split(","):
-        fn = {"resnet50": bench_resnet50, "encoder": bench_encoder, "onnx": bench_onnx}[name]
+        fn = {"resnet50": lambda: bench_resnet50(args.tuning_db),
+              "encoder": bench_encoder, "onnx": bench_onnx}[name]
         try:
             fn()
         except Exception as e:  # noqa: BLE001 - report and go on to the next model

@@ -2,13 +2,15 @@
 # Installs what building and testing kgraph needs on Debian 12 (as root):
 # LLVM/MLIR 22 (llvm-22 has the llvm-objcopy lib/CAPI uses), clang and lld,
 # ninja, ccache, the Python packages the tests use (torchvision and onnx for
-# the importers' tests), and g++ (Debian's
+# the importers' tests, matplotlib and tqdm for kgraph.tune's report plot
+# and progress bar), and g++ (Debian's
 # default; its libgcc-12-dev brings the ASan and UBSan runtimes libasan8 and
 # libubsan1) for the sanitizer build of scripts/test.sh. Safe to run again.
 set -euo pipefail
 packages=(cmake ninja-build ccache zstd g++
           llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
-          python3-numpy python3-pytest python3-torch python3-torchvision python3-onnx)
+          python3-numpy python3-pytest python3-torch python3-torchvision python3-onnx
+          python3-matplotlib python3-tqdm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,6 +11,7 @@ On torch 2.x, importing kgraph registers the ``torch.compile`` backend
 """
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -78,7 +79,8 @@ def _example_specs(example_inputs):
 
 
 def compile(model, example_inputs, target=None, fuse=True, dtype=None, layout=None,
-            cache_dir=None, device=None, extra_flags=(), verbose=False, tracer="auto"):
+            cache_dir=None, device=None, extra_flags=(), verbose=False, tracer="auto",
+            tuning_db=None):
     """Imports ``model`` (an ``nn.Module``, ``"package.module:callable"``, a
     ``.onnx`` / ``.json`` path), compiles it with kgraph-opt for ``target``
     (None: the current GPU's SM, through the driver) and loads the plan.
@@ -89,8 +91,12 @@ def compile(model, example_inputs, target=None, fuse=True, dtype=None, layout=No
     ``cache_dir``: where the IR, weights, PTX and plan go (default: a folder
     per model under ``$KGRAPH_CACHE_DIR`` or ``~/.cache/kgraph``, keyed by
     the IR, the target and the flags; an existing compile is reused).
+    ``tuning_db``: a tuning database (``python3 -m kgraph.tune``, docs/
+    tuning.md) whose records choose the configurations they match.
     Returns a :class:`kgraph.Program` taking only the real inputs; its
-    ``import_result`` and ``plan_path`` say what was built."""
+    ``import_result`` and ``plan_path`` say what was built, and with a
+    ``tuning_db`` its ``tuning`` counts the groups whose configuration a
+    record, a near record or the model chose."""
     from .importers import import_model
     from .runtime import load
     specs, implied, tensors = _example_specs(example_inputs)
@@ -111,9 +117,16 @@ def compile(model, example_inputs, target=None, fuse=True, dtype=None, layout=No
                          examples=tensors if any(t is not None for t in tensors) else None,
                          tracer=tracer)
         flags = (["--fuse"] if fuse else []) + [f"--tile={target}"] + list(extra_flags)
+        if tuning_db is not None:
+            if not os.path.isfile(tuning_db):
+                raise CompileError(f"tuning database {tuning_db}: no such file")
+            flags += [f"--tuning-db={os.path.abspath(tuning_db)}", "--tuning-report"]
         key = hashlib.sha256()
         key.update(r.text.encode())
         key.update(" ".join(flags).encode())
+        if tuning_db is not None:
+            with open(tuning_db, "rb") as f:
+                key.update(f.read())
         key.update(str(os.stat(opt).st_mtime_ns).encode())
         if r.weights:
             with open(r.weights, "rb") as f:
@@ -130,8 +143,12 @@ def compile(model, example_inputs, target=None, fuse=True, dtype=None, layout=No
         shutil.copyfile(r.mlir, mlir)
         if r.weights:
             shutil.copyfile(r.weights, os.path.join(folder, os.path.basename(r.weights)))
+        tuning_path = os.path.join(folder, "tuning.json")
         if fresh:
-            run_tool("kgraph-opt", flags + [mlir, "-o", ptx])
+            _, err = run_tool("kgraph-opt", flags + [mlir, "-o", ptx], with_stderr=True)
+            if tuning_db is not None:
+                with open(tuning_path, "w") as f:
+                    json.dump(tuning_summary(err), f)
             with open(stamp, "w") as f:
                 f.write(key.hexdigest())
         r.mlir = mlir
@@ -146,7 +163,32 @@ def compile(model, example_inputs, target=None, fuse=True, dtype=None, layout=No
     prog = bind_parameters(prog, mlir, r.weights)
     prog.import_result = r
     prog.plan_path = plan
+    prog.tuning = None
+    if tuning_db is not None and os.path.isfile(tuning_path):
+        with open(tuning_path) as f:
+            prog.tuning = json.load(f)
+        if verbose:
+            print("tuning: " + ", ".join(f"{v} {k}" for k, v in prog.tuning.items()))
     return prog
+
+
+def tuning_summary(stderr):
+    """How many groups' configurations a tuning record, a near record, the
+    model or a pinned attribute chose, and how many records were skipped,
+    from kgraph-opt's --tuning-report remarks."""
+    counts = {"record": 0, "near record": 0, "model": 0, "pinned": 0, "skipped": 0}
+    for line in stderr.splitlines():
+        if "remark: configuration from tuning record" in line:
+            counts["record"] += 1
+        elif "remark: configuration from the near record" in line:
+            counts["near record"] += 1
+        elif "remark: configuration from the model" in line:
+            counts["model"] += 1
+        elif "remark: configuration pinned" in line:
+            counts["pinned"] += 1
+        elif "remark: tuning record" in line and " skipped: " in line:
+            counts["skipped"] += 1
+    return counts
 
 
 def _is_json(src):

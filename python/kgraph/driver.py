@@ -10,7 +10,7 @@ import os
 import threading
 
 from .dtypes import DTYPES
-from .errors import CudaError, NoGPUError
+from .errors import CudaError, KGraphError, NoGPUError
 
 CUDA_SUCCESS = 0
 #: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -28,6 +28,7 @@ CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
 #: cuDeviceGetAttribute: compute capability major / minor.
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
 
 #: Bytes of a CUtensorMap (cuda.h: 64-byte aligned, 16 x u64).
 TENSOR_MAP_BYTES = 128
@@ -190,6 +191,19 @@ class Driver:
             self.check("cuDeviceGetAttribute", ctypes.byref(v), attr, dev)
             out.append(v.value)
         return tuple(out)
+
+    def l2_cache_bytes(self, ordinal: int):
+        """The L2 cache size of device ``ordinal`` in bytes, None if the
+        driver does not say."""
+        dev = ctypes.c_int()
+        v = ctypes.c_int()
+        try:
+            self.check("cuDeviceGet", ctypes.byref(dev), ordinal)
+            self.check("cuDeviceGetAttribute", ctypes.byref(v),
+                       CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)
+        except KGraphError:
+            return None
+        return v.value or None
 
     # --- modules and launches -------------------------------------------------
 

@@ -59,6 +59,12 @@ BASE_PLAN = {
 
 
 @pytest.fixture
+def fake_ptx():
+    """FAKE_PTX, for tests that write plans of their own beside it."""
+    return FAKE_PTX
+
+
+@pytest.fixture
 def plan_dict():
     """A fresh, mutable copy of the valid base plan."""
     return copy.deepcopy(BASE_PLAN)
