@@ -144,9 +144,24 @@ def bench_case(c, base, timer, l2_bytes, dev=None):
     row["rel_err"] = MR.rel_norm_error(out, ref)
     cub = torch.matmul(A[0], B[0])
     row["cublas_rel_err"] = MR.rel_norm_error(cub, ref)
+    # The tuning database's build (scripts/build-tuned-cases.py), checked
+    # against the same reference into a poisoned output.
+    tuned = None
+    if c.get("tuned_plan"):
+        tuned = kgraph.load(os.path.join(base, c["tuned_plan"]))
+        out.fill_(float("nan"))
+        tuned.run([A[0], B[0]], [out])
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        t_err = MR.compare(c, out, ref, s, norm_scale=CHECK_SCALE)
+        row["tuned_by"] = c.get("tuned_by")
+        row["tuned_rel_err"] = MR.rel_norm_error(out, ref)
+        if t_err:
+            row["error"] = f"wrong result of the tuned build: {t_err}"
     del ref, s, out, cub
     if err:
         row["error"] = f"wrong result: {err}"
+    if "error" in row:
         return row
 
     state = {"i": 0}
@@ -160,6 +175,14 @@ def bench_case(c, base, timer, l2_bytes, dev=None):
         torch.matmul(A[i], B[i], out=C[i])
 
     benchlib.time_against(row, c["flops"], timer, run_kgraph, "cublas", run_cublas)
+    if tuned is not None:
+        def run_tuned():
+            i = state["i"] = (state["i"] + 1) % nrot
+            tuned.run([A[i], B[i]], [C[i]])
+        row["tuned_ms"] = timer(run_tuned)
+        row["tuned_tflops"] = c["flops"] / row["tuned_ms"] / 1e9
+        row["tuned_ratio"] = row["tuned_tflops"] / row["cublas_tflops"]
+        row["tuned_vs_default"] = row["kgraph_ms"] / row["tuned_ms"]
     del A, B, C
     if dev.type == "cuda":
         torch.cuda.empty_cache()
@@ -177,7 +200,10 @@ def print_rows(rows, method):
         print(f"{r['kind']:<5} {r['shape']:<17} {r['kgraph_ms']:10.4f} "
               f"{r['kgraph_tflops']:8.1f} {r['cublas_ms']:10.4f} "
               f"{r['cublas_tflops']:8.1f} {r['ratio']:9.3f} {r['rel_err']:9.2e} "
-              f"{r['cublas_rel_err']:10.2e}")
+              f"{r['cublas_rel_err']:10.2e}" +
+              (f"   tuned ({r['tuned_by']}) {r['tuned_ms']:.4f} ms, "
+               f"{r['tuned_ratio']:.3f} of cuBLAS, {r['tuned_vs_default']:.3f}x "
+               f"the default" if "tuned_ms" in r else ""))
 
 
 def main(argv=None):
@@ -219,6 +245,12 @@ def main(argv=None):
     at4096, geo = summarize(rows)
     print("kgraph / cuBLAS at 4096^3: " + ", ".join(
         f"{k} {v:.3f}" if v else f"{k} -" for k, v in at4096.items()))
+    tuned = [r for r in rows if r.get("tuned_ratio")]
+    if tuned:
+        g_def = math.exp(sum(math.log(r["ratio"]) for r in tuned) / len(tuned))
+        g_tun = math.exp(sum(math.log(r["tuned_ratio"]) for r in tuned) / len(tuned))
+        print(f"tuned builds ({len(tuned)} cases): kgraph / cuBLAS geometric mean "
+              f"{g_def:.3f} default, {g_tun:.3f} tuned")
     for r in rows:
         if r["kind"] == "f32" and r.get("cublas_rel_err", 0) > 1e-4:
             print(f"warning: cuBLAS f32 {r['shape']} has relative error "
