@@ -5,6 +5,8 @@
 // addresses, copies are memcpy, and cuLaunchKernel runs a few known "kernels"
 // on the host (so a plan can be executed end to end without a GPU) and logs
 // every launch (name, grid, block, shared bytes, stream, parameter values).
+// fake_hang never returns and fake_crash aborts the process (for the
+// tuner's watchdog).
 //
 // Streams, CUDA graphs and events are simulated too: a launch on a stream
 // that is capturing is recorded (its parameter values copied, as the real
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 
@@ -153,6 +156,10 @@ static int paramSizes(const char *name, int sizes[8]) {
     sizes[0] = 8;
     return 1;
   }
+  if (!strcmp(name, "fake_hang") || !strcmp(name, "fake_crash")) {
+    sizes[0] = sizes[1] = sizes[2] = 8, sizes[3] = 4;
+    return 4;
+  }
   return -1;
 }
 
@@ -189,6 +196,13 @@ static CUresult runKernel(int f, unsigned gx, unsigned gy, unsigned gz,
   } else if (!strcmp(name, "fake_nop")) {
     // (p): touches nothing
     snprintf(args, sizeof args, "%#llx", (unsigned long long)u64(params, 0));
+  } else if (!strcmp(name, "fake_hang")) {
+    // (a, b, c, i32 n): never finishes (a kernel stuck on a barrier)
+    for (;;)
+      sleep(1);
+  } else if (!strcmp(name, "fake_crash")) {
+    // (a, b, c, i32 n): takes the process down (a driver that aborts)
+    abort();
   } else {
     return 1;
   }

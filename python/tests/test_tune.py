@@ -148,6 +148,63 @@ def test_measure_picks_checks_and_records(fake_cuda, fake_ptx, tmp_path):
                                         if r["signature"] == "a" * 16)
 
 
+HANG_PTX = """
+.visible .entry fake_hang(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)
+{ ret; }
+.visible .entry fake_crash(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)
+{ ret; }
+"""
+
+
+def test_measure_survives_hangs_and_crashes(fake_cuda, fake_ptx, tmp_path):
+    folder = str(tmp_path / "units")
+    _write_units(folder, [
+        ("k000", "c" * 16, [("#cfg<4>", _add_plan(4)),
+                            ("#cfg<hang>", _add_plan(1, kernel="fake_hang")),
+                            ("#cfg<crash>", _add_plan(1, kernel="fake_crash")),
+                            ("#cfg<2>", _add_plan(2))]),
+        # A default that never finishes: the kernel cannot be measured.
+        ("k001", "d" * 16, [("#cfg<hang>", _add_plan(1, kernel="fake_hang")),
+                            ("#cfg<1>", _add_plan(1))]),
+        ("k002", "e" * 16, [("#cfg<3>", _add_plan(3)), ("#cfg<1>", _add_plan(1))]),
+    ], fake_ptx + HANG_PTX)
+    out = []
+    results, database = tune.measure(folder, flush_mb=0.001, progress=False, reps=2,
+                                     rounds=1, hang_timeout=2.0, log=out.append)
+    r0, r1, r2 = results
+    st = {c["name"]: (c["status"], c.get("reason") or "") for c in r0["candidates"]}
+    assert st["c01"][0] == "hung" and "did not finish in 2 s" in st["c01"][1]
+    assert st["c02"][0] == "crashed" and "exit code" in st["c02"][1]
+    assert r0["best"] == "#cfg<2>"
+    assert "the default was dropped: did not finish" in r1["error"]
+    assert r2["best"] == "#cfg<1>"
+    # Written after every kernel; the unmeasurable one has no record.
+    saved = tdb.Database.load(os.path.join(folder, "tuning.db.json"))
+    assert [r["signature"] for r in saved.records] == ["c" * 16, "e" * 16]
+    text = "\n".join(out)
+    assert "k000: c01 did not finish in 2 s" in text and "measuring k000 again" in text
+
+
+def test_measure_time_budget_ends_measuring(fake_cuda, fake_ptx, tmp_path):
+    folder = _fake_units(tmp_path, fake_ptx)
+    results, _ = tune.measure(folder, budget=("seconds", 1e-3), flush_mb=0.001,
+                              progress=False, reps=2, rounds=1, log=lambda *_: None)
+    assert all(r["error"] == "not measured: the budget was spent" for r in results)
+    assert tdb.Database.load(os.path.join(folder, "tuning.db.json")).records == []
+
+
+def test_select_candidates_spreads_over_estimates():
+    from kgraph.tune.prepare import select_candidates
+    est = [10, 10, 10, 10, 12, 12, 15, 20, 20, 30]
+    ranked = [dict(estimate_us=e) for e in est]
+    # 8 slots: 6 spread over the levels (10, 12, 15, 20, 30 -> 5 of them),
+    # then the next by rank.
+    assert select_candidates(ranked, 8) == [0, 1, 2, 3, 4, 6, 7, 9]
+    assert select_candidates(ranked, 1) == [0]
+    assert select_candidates(ranked, 100) == list(range(10))
+    assert select_candidates([], 4) == []
+
+
 def test_measure_spreads_over_gpu_workers(fake_cuda, fake_ptx, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_CUDA_DEVICES", "2")
     folder = _fake_units(tmp_path, fake_ptx)

@@ -41,8 +41,12 @@ def _measure_args(p):
                    "relative gain that replaces the default (default 0.02)")
     p.add_argument("--flush-mb", type=float, help="L2 flush buffer in MiB "
                    "(default: twice the device's L2)")
+    p.add_argument("--hang-timeout", type=float, default=120.0,
+                   help="seconds without progress after which a GPU's worker "
+                   "is killed and the candidate it ran is left out (default "
+                   "120)")
     p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar")
+                   help="no progress bar (a line per kernel instead)")
 
 
 def parser():
@@ -116,7 +120,8 @@ def main(argv=None):
         elif args.verb in ("measure", "run"):
             kw = dict(gpus=args.gpus, budget=args.budget, reps=args.reps,
                       rounds=args.rounds, min_gain=args.min_gain,
-                      flush_mb=args.flush_mb, progress=not args.no_progress)
+                      flush_mb=args.flush_mb, progress=not args.no_progress,
+                      hang_timeout=args.hang_timeout)
             if args.verb == "measure":
                 measure(args.folder, db=args.db, **kw)
             else:

@@ -284,20 +284,43 @@ def _seed(signature):
     return int(signature[:8], 16)
 
 
+def _target_cc(target):
+    m = re.match(r"sm_(\d+)", target or "")
+    return divmod(int(m.group(1)), 10) if m else None
+
+
+def _load_program(folder, c, ordinal, use_cubin):
+    """The candidate's Program: from its cubin (prepare's ptxas output)
+    when ``use_cubin``, else from its PTX (the driver compiles it)."""
+    from ..runtime import Program
+    plan = load_plan(os.path.join(folder, c["plan"]))
+    path = os.path.join(folder, c["cubin"]) if use_cubin and c.get("cubin") \
+        else plan.ptx_path
+    with open(path, "rb") as f:
+        return Program(plan, f.read(), device=ordinal)
+
+
 def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=None,
-                 min_gain=0.02, slow_factor=5.0, flush_bytes=0, timer=None):
+                 min_gain=0.02, slow_factor=5.0, flush_bytes=0, timer=None,
+                 excluded=None, alive=None):
     """Measures one work unit on device ``ordinal``; returns its result
     (the unit's key, the GPU, every candidate with its times or why it was
-    dropped, the winner)."""
+    dropped, the winner). ``excluded``: {candidate name: (status, reason)}
+    of candidates not to run (one that hung before); ``alive(what)`` is
+    called before every step that runs a kernel (the watchdog's
+    heartbeat)."""
     import numpy as np
-    from ..runtime import Program
+    alive = alive or (lambda what: None)
     folder = unit["folder"]
     gpu = drv.device_name(ordinal)
     cands = [dict(name=c["name"], config=c["config"], rank=c.get("rank"),
                   estimate_us=c.get("estimate_us"), source=c.get("source", "model"),
                   status=c.get("status", "ok"), reason=c.get("reason"),
-                  plan=c.get("plan"))
+                  plan=c.get("plan"), cubin=c.get("cubin"))
              for c in unit["candidates"]]
+    for c in cands:
+        if excluded and c["name"] in excluded:
+            c["status"], c["reason"] = excluded[c["name"]]
     if max_candidates is not None:
         for c in cands[max_candidates:]:
             if c["status"] == "ok":
@@ -308,18 +331,17 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
                   problem=unit["problem"], count=unit.get("count", 1),
                   gpu=gpu, candidates=cands, measured_at=_now())
     if cands[0]["status"] != "ok":
-        result["error"] = f"the default does not compile: {cands[0]['reason']}"
+        result["error"] = f"the default was dropped: {cands[0]['reason']}"
         return result
 
     drv.set_device(ordinal)
+    use_cubin = _target_cc(unit["target"]) == drv.compute_capability(ordinal)
     programs = {}
     for c in cands:
         if c["status"] != "ok":
             continue
         try:
-            plan = load_plan(os.path.join(folder, c["plan"]))
-            with open(plan.ptx_path, "rb") as f:
-                programs[c["name"]] = Program(plan, f.read(), device=ordinal)
+            programs[c["name"]] = _load_program(folder, c, ordinal, use_cubin)
         except (OSError, KGraphError) as e:
             c.update(status="failed", reason=f"cannot load: {e}")
     if cands[0]["name"] not in programs:
@@ -333,6 +355,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
     own_timer = timer is None
     timer = timer or Timer(drv, flush_bytes)
     try:
+        alive("inputs")
         for b in spec.inputs:
             ptr = drv.mem_alloc(b.bytes)
             inputs.append(ptr)
@@ -351,8 +374,16 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
                 c.update(status="failed", reason="its inputs or outputs differ "
                                                  "from the default's")
                 continue
+            alive(c["name"])
             try:
-                r = Resident(drv, ordinal, prog, inputs)
+                try:
+                    r = Resident(drv, ordinal, prog, inputs)
+                except KGraphError:
+                    if not (use_cubin and c.get("cubin")):
+                        raise
+                    # A cubin this driver does not take: the PTX then.
+                    prog = _load_program(folder, c, ordinal, False)
+                    r = Resident(drv, ordinal, prog, inputs)
                 r.poison()
                 r.run()
                 drv.synchronize(None)
@@ -382,6 +413,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
         for rnd in range(rounds):
             k = rnd % len(live)
             for c in live[k:] + live[:k]:
+                alive(c["name"])
                 res = residents[c["name"]]
                 res.run()  # warm (instruction cache, clocks), not timed
                 samples[c["name"]] += timer.time(res.run, per_round)
@@ -477,39 +509,6 @@ def _flush_bytes(drv, ordinal, flush_mb):
     return 2 * l2 if l2 else 128 << 20
 
 
-def _measure_units(ordinal, units, opts, libcuda=None, progress=None):
-    from ..driver import get_driver
-    drv = get_driver(libcuda)
-    drv.set_device(ordinal)
-    timer = Timer(drv, _flush_bytes(drv, ordinal, opts.get("flush_mb")))
-    results = []
-    deadline = opts.get("deadline")
-    try:
-        for u in units:
-            if deadline is not None and time.time() > deadline:
-                r = _unmeasured(u, drv.device_name(ordinal),
-                                "not measured: the budget was spent")
-                results.append(r)
-                if progress:
-                    progress(r)
-                continue
-            seconds, ncand = opts["limits"].get(u["name"], (None, None))
-            if seconds is not None:
-                ncand = _candidates_for_seconds(u, seconds, opts["reps"])
-            r = measure_unit(drv, ordinal, u, reps=opts["reps"],
-                             rounds=opts["rounds"], max_candidates=ncand,
-                             min_gain=opts["min_gain"], timer=timer)
-            with open(os.path.join(u["folder"], f"result.{_slug(r['gpu'])}.json"),
-                      "w") as f:
-                json.dump(r, f, indent=1)
-            results.append(r)
-            if progress:
-                progress(r)
-    finally:
-        timer.close()
-    return results
-
-
 def _unmeasured(unit, gpu, why):
     return dict(unit=unit["name"], signature=unit["signature"],
                 problem=unit["problem"], count=unit.get("count", 1), gpu=gpu,
@@ -519,34 +518,161 @@ def _unmeasured(unit, gpu, why):
                 error=why)
 
 
-def _worker(ordinal, folders, opts, libcuda, queue):
-    """One process per GPU: takes unit names from ``folders`` (a queue),
-    measures them, puts results (or an error) on ``queue``."""
+def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
+    """One process per GPU: measures the units the parent sends (name and
+    the candidates to leave out), reporting each result and "done" when
+    told to stop. Before every step that runs a kernel it writes what it
+    runs into ``doing`` and the time into ``stamp`` (shared memory: still
+    there when the process dies abruptly)."""
     try:
-        import queue as _q
+        from ..driver import get_driver
+        drv = get_driver(libcuda)
+        drv.set_device(ordinal)
+        gpu = drv.device_name(ordinal)
+        timer = Timer(drv, _flush_bytes(drv, ordinal, opts.get("flush_mb")))
         _, units = load_units(opts["folder"])
         by_name = {u["name"]: u for u in units}
-        while True:
-            try:
-                name = folders.get_nowait()
-            except _q.Empty:
-                break
-            r = _measure_units(ordinal, [by_name[name]], opts, libcuda)[0]
-            queue.put(("result", r))
     except BaseException as e:  # reported by the parent
-        queue.put(("error", f"GPU {ordinal}: {type(e).__name__}: {e}"))
-    queue.put(("done", ordinal))
+        out.put(("fatal", ordinal, f"GPU {ordinal}: {type(e).__name__}: {e}"))
+        return
+    try:
+        while True:
+            job = inbox.get()
+            if job is None:
+                break
+            name, excluded = job
+            u = by_name[name]
+            deadline = opts.get("deadline")
+            if deadline is not None and time.time() > deadline:
+                r = _unmeasured(u, gpu, "not measured: the budget was spent")
+            else:
+                seconds, ncand = opts["limits"].get(name, (None, None))
+                if seconds is not None:
+                    ncand = _candidates_for_seconds(u, seconds, opts["reps"])
+                try:
+                    r = measure_unit(
+                        drv, ordinal, u, reps=opts["reps"], rounds=opts["rounds"],
+                        max_candidates=ncand, min_gain=opts["min_gain"],
+                        timer=timer, excluded=excluded,
+                        alive=lambda what: _beat(doing, stamp, what))
+                except Exception as e:  # noqa: BLE001 - one unit, reported
+                    r = _unmeasured(u, gpu, f"measuring failed: "
+                                            f"{type(e).__name__}: {e}")
+                with open(os.path.join(u["folder"], f"result.{_slug(gpu)}.json"),
+                          "w") as f:
+                    json.dump(r, f, indent=1)
+            out.put(("result", ordinal, r))
+    finally:
+        try:
+            timer.close()
+        except KGraphError:
+            pass
+    out.put(("done", ordinal, None))
+
+
+def _beat(doing, stamp, what):
+    doing.value = what.encode()[:63]
+    stamp.value = time.time()
+
+
+def _measure_watched(gpus, units, opts, libcuda, on_result, hang_timeout, log):
+    """Spreads ``units`` over one worker process per GPU. A worker whose
+    heartbeat stops for ``hang_timeout`` seconds (a kernel that never
+    finishes) or that dies is killed and replaced; the candidate it was
+    running is left out of that unit ("hung" or "crashed") and the unit is
+    measured again."""
+    import collections
+    import multiprocessing as mp
+    import queue as _queue
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    pending = collections.deque(u["name"] for u in units)
+    excluded = {}
+    workers = {}
+    results = []
+
+    def start(g):
+        inbox = ctx.Queue()
+        doing, stamp = ctx.Array("c", 64), ctx.Value("d", time.time())
+        p = ctx.Process(target=_worker, daemon=True,
+                        args=(g, inbox, out, opts, libcuda, doing, stamp))
+        p.start()
+        workers[g] = dict(proc=p, inbox=inbox, unit=None, doing=doing,
+                          stamp=stamp, done=False)
+
+    def dispatch(g):
+        w = workers[g]
+        _beat(w["doing"], w["stamp"], "")
+        if pending:
+            w["unit"] = pending.popleft()
+            w["inbox"].put((w["unit"], dict(excluded.get(w["unit"], {}))))
+        else:
+            w["unit"] = None
+            w["inbox"].put(None)
+
+    def replace(g, status, why):
+        w = workers[g]
+        w["proc"].kill()
+        w["proc"].join()
+        name = w["unit"]
+        what = w["doing"].value.decode() or "c00"
+        if what == "inputs":
+            what = "c00"
+        excluded.setdefault(name, {})[what] = (status, why)
+        log(f"{name}: {what} {why}; measuring {name} again without it")
+        pending.appendleft(name)
+        start(g)
+        dispatch(g)
+
+    try:
+        for g in gpus:
+            start(g)
+            dispatch(g)
+        while not all(w["done"] for w in workers.values()):
+            try:
+                kind, g, payload = out.get(timeout=1.0)
+            except _queue.Empty:
+                kind = None
+            if kind == "fatal":
+                raise KGraphError(f"measuring failed: {payload}")
+            if kind is not None:
+                w = workers[g]
+                if kind == "result":
+                    results.append(payload)
+                    on_result(payload)
+                    dispatch(g)
+                elif kind == "done":
+                    w["done"] = True
+            now = time.time()
+            for g, w in list(workers.items()):
+                if w["done"] or w["unit"] is None:
+                    continue
+                if now - w["stamp"].value > hang_timeout:
+                    replace(g, "hung", f"did not finish in {hang_timeout:g} s "
+                                       f"(a kernel that never ends?)")
+                elif not w["proc"].is_alive():
+                    replace(g, "crashed", f"killed its worker process (exit "
+                                          f"code {w['proc'].exitcode})")
+    finally:
+        for w in workers.values():
+            if w["proc"].is_alive():
+                w["proc"].kill()
+            w["proc"].join()
+    return results
 
 
 def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
             min_gain=0.02, flush_mb=None, libcuda=None, progress=True,
-            log=print):
+            hang_timeout=120.0, log=print):
     """Measures every work unit of ``folder`` and adds a record per kernel to
-    the database ``db`` (default ``<folder>/tuning.db.json``). ``gpus``: the
-    CUDA ordinals to spread the units over, one worker process each (None:
-    device 0, in this process). ``budget``: ("seconds", s) or ("trials", n),
-    split over the kernels by their share of the graph's estimated time.
-    Returns (results, Database)."""
+    the database ``db`` (default ``<folder>/tuning.db.json``; written after
+    every kernel, so an interrupted run keeps what it measured). ``gpus``:
+    the CUDA ordinals to spread the units over, one worker process each
+    (default [0]). ``budget``: ("seconds", s) or ("trials", n), split over
+    the kernels by their share of the graph's estimated time.
+    ``hang_timeout``: seconds without progress after which a worker is
+    killed and the candidate it ran is left out. Returns (results,
+    Database)."""
     summary, units = load_units(folder)
     if reps < 1 or rounds < 1:
         raise ValueError(f"measure needs reps >= 1 and rounds >= 1, got "
@@ -565,57 +691,36 @@ def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
                 deadline=deadline)
     bar = _progress_bar(len(units), progress)
     start = time.monotonic()
+    added = [0]
 
-    def tick(r):
+    def on_result(r):
+        rec = to_record(r)
+        if rec:
+            added[0] += database.add([rec])
+            database.save(db_path)
+        line = (f"{r['unit']} {_speedup_text(r)} (tied {r.get('tied', 0)}) "
+                f"{r['problem'][:70]}" + (f": {r['error']}" if "error" in r else ""))
         if bar:
             bar.update(1)
             bar.set_postfix_str(f"{r['unit']} {_speedup_text(r)}")
+        else:
+            log(line)
+            sys.stdout.flush()
 
     try:
-        if not gpus:
-            results = _measure_units(0, units, opts, libcuda, tick)
-        else:
-            results = _measure_parallel(gpus, units, opts, libcuda, tick)
+        results = _measure_watched(gpus or [0], units, opts, libcuda, on_result,
+                                   hang_timeout, log)
     finally:
         if bar:
             bar.close()
     order = {u["name"]: i for i, u in enumerate(units)}
     results.sort(key=lambda r: order[r["unit"]])
-    records = [rec for rec in map(to_record, results) if rec]
-    database.add(records)
-    database.save(db_path)
+    if not os.path.exists(db_path):
+        database.save(db_path)
     log(table(results))
     log(f"measured {len(results)} kernel(s) in {time.monotonic() - start:.1f} s; "
-        f"{len(records)} record(s) added to {db_path}")
+        f"{added[0]} record(s) added to {db_path}")
     return results, database
-
-
-def _measure_parallel(gpus, units, opts, libcuda, tick):
-    import multiprocessing as mp
-    ctx = mp.get_context("spawn")
-    names = ctx.Queue()
-    for u in units:
-        names.put(u["name"])
-    out = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(g, names, opts, libcuda, out))
-             for g in gpus]
-    for p in procs:
-        p.start()
-    results, errors, done = [], [], 0
-    while done < len(procs):
-        kind, payload = out.get()
-        if kind == "result":
-            results.append(payload)
-            tick(payload)
-        elif kind == "error":
-            errors.append(payload)
-        else:
-            done += 1
-    for p in procs:
-        p.join()
-    if errors:
-        raise KGraphError("measuring failed: " + "; ".join(errors))
-    return results
 
 
 def _progress_bar(total, enabled):

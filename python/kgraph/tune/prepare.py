@@ -77,29 +77,57 @@ def _pinned_text(kernel_text, default, config):
     return kernel_text.replace(default, config)
 
 
-def _compile(opt, folder, name, target, timeout):
-    mlir = os.path.join(folder, name + ".mlir")
-    cmd = [opt, f"--tile={target}", mlir, "-o", os.path.join(folder, name + ".ptx")]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"compile timed out after {timeout} s"
-    if r.returncode:
-        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
-        return "compile failed: " + (lines[0] if lines else f"exit {r.returncode}")
+def find_ptxas():
+    """ptxas on PATH, under $CUDA_HOME or /usr/local/cuda; None if absent."""
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 "/usr/local/cuda"):
+        if root:
+            p = os.path.join(root, "bin", "ptxas")
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                return p
     return None
 
 
+def _compile(opt, ptxas, folder, name, target, timeout):
+    """(why it failed or None, whether a cubin was written): kgraph-opt,
+    then ptxas for the target when there is one (so the GPU machine does not
+    spend its time compiling PTX; a cubin ptxas cannot make is no failure,
+    measure then loads the PTX)."""
+    mlir = os.path.join(folder, name + ".mlir")
+    ptx = os.path.join(folder, name + ".ptx")
+    cmd = [opt, f"--tile={target}", mlir, "-o", ptx]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"compile timed out after {timeout} s", False
+    if r.returncode:
+        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
+        return "compile failed: " + (lines[0] if lines else f"exit {r.returncode}"), False
+    if not ptxas:
+        return None, False
+    try:
+        r = subprocess.run([ptxas, f"-arch={target}", ptx, "-o",
+                            os.path.join(folder, name + ".cubin")],
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, False
+    return None, r.returncode == 0
+
+
 def prepare(graphs, target, out, top=8, fuse=True, db=None, jobs=None,
-            opt=None, timeout=600, log=print):
+            opt=None, timeout=600, cubin=True, log=print):
     """Prepares the work units of ``graphs`` (a kgraph MLIR file or a list
     of them: kernels shared by several are measured once) for ``target`` in
     folder ``out``: for each distinct kernel ``top`` of the model's ranked
     candidates (``select_candidates``), plus (with ``db``, a Database or a path) the
     configurations recorded for that kernel on other GPUs and the winners of
     its nearest recorded shapes, first after the default. Compiles them in
-    parallel (``jobs`` processes, default every core). Returns the
-    ``tune.json`` dict."""
+    parallel (``jobs`` processes, default every core), and with ``cubin``
+    assembles each with ptxas where it is found. Returns the ``tune.json``
+    dict."""
     if top < 1:
         raise ValueError(f"--top must be at least 1, got {top}")
     opt = opt or find_tool("kgraph-opt")
@@ -177,17 +205,20 @@ def prepare(graphs, target, out, top=8, fuse=True, db=None, jobs=None,
             jobs_list.append((u, c, folder))
 
     jobs = jobs or os.cpu_count() or 1
+    ptxas = find_ptxas() if cubin else None
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_compile, opt, folder, c["name"], target,
+        futures = {pool.submit(_compile, opt, ptxas, folder, c["name"], target,
                                timeout): (u, c)
                    for u, c, folder in jobs_list}
         for fut in concurrent.futures.as_completed(futures):
             u, c = futures[fut]
-            why = fut.result()
+            why, has_cubin = fut.result()
             if why:
                 c.update(status="failed", reason=why)
             else:
                 c.update(status="ok", plan=c["name"] + ".plan.json")
+                if has_cubin:
+                    c["cubin"] = c["name"] + ".cubin"
 
     total_est = sum(u["count"] * (u["candidates"][0]["estimate_us"] or 0)
                     for u in units) or 1.0
