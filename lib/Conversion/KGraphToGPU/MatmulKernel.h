@@ -152,11 +152,6 @@ ArrayAttr getTmaMapsAttr(MLIRContext *ctx, const MatmulProblem &p,
                          MatmulConfigAttr config, int64_t lhsArg,
                          int64_t rhsArg);
 
-/// setmaxnreg counts of the warp-specialized kernel: 128 producer threads at
-/// 40 and up to 256 consumer threads at 232 fit the 64K registers of an SM.
-inline constexpr int32_t kTmaProducerRegisters = 40;
-inline constexpr int32_t kTmaConsumerRegisters = 232;
-
 /// What the TMA main loop needs from the skeleton.
 struct TmaLoopInputs {
   TmaLoopInputs(const MatmulProblem &p, MatmulConfigAttr config, WarpMma &mma)

@@ -103,3 +103,19 @@ func.func @tma_i8(%a: tensor<512x512xi8>, %b: tensor<512x512xi8>) -> tensor<512x
   }
   return %0 : tensor<512x512xi32>
 }
+
+// -----
+
+// Four consumer warpgroups (16 warps): 512 threads at setmaxnreg's 232
+// registers and the producer's 128 at 40 need more than the 65536 registers
+// of an SM; the kernel would wait forever in setmaxnreg.inc (it did on the
+// H200, found by kgraph.tune).
+func.func @tma_registers(%a: tensor<1024x1024xf16>, %b: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma raises each of the 512 consumer threads to 232 registers (setmaxnreg) beside the producer warpgroup's 40, more than the 65536 registers of an sm_90a SM: the block would wait forever; use at most 8 consumer warps}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 4, stages = 4, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1024x1024xf16>, tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+  ^bb0(%x: tensor<1024x1024xf16>, %y: tensor<1024x1024xf16>):
+    %r = kgraph.matmul %x, %y : tensor<1024x1024xf16>, tensor<1024x1024xf16> -> tensor<1024x1024xf16>
+    kgraph.yield %r : tensor<1024x1024xf16>
+  }
+  return %0 : tensor<1024x1024xf16>
+}

@@ -179,6 +179,22 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
     os << "copy = tma loads boxes of at most " << kTmaMaxBoxRows
        << " rows: stored tile rows " << (badBox(rowsA) ? rowsA : rowsB)
        << " are not a multiple of it";
+  else if (int64_t consumers = config.getNumThreads();
+           consumers * kTmaConsumerRegisters +
+               kTmaProducerThreads * kTmaProducerRegisters >
+           int64_t(target.registersPerSM))
+    // Found by measuring (kgraph.tune on the H200): 512 consumer threads
+    // hung in setmaxnreg.inc.
+    os << "copy = tma raises each of the " << consumers
+       << " consumer threads to " << kTmaConsumerRegisters
+       << " registers (setmaxnreg) beside the producer warpgroup's "
+       << kTmaProducerRegisters << ", more than the "
+       << target.registersPerSM << " registers of an " << target.name
+       << " SM: the block would wait forever; use at most "
+       << (int64_t(target.registersPerSM) -
+           kTmaProducerThreads * kTmaProducerRegisters) /
+              kTmaConsumerRegisters / 32
+       << " consumer warps";
   return msg;
 }
 

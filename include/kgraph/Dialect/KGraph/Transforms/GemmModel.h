@@ -187,6 +187,15 @@ inline constexpr int64_t kWgmmaTileAlignment = 1024;
 /// and an empty barrier of 8 bytes each.
 inline constexpr int64_t kTmaBarrierBytesPerStage = 16;
 
+/// setmaxnreg counts of the warp-specialized TMA kernel (TmaPipeline.cpp):
+/// its producer warpgroup drops to 40 registers per thread, every consumer
+/// thread rises to 232. The block must fit the SM's register file at those
+/// counts: setmaxnreg.inc waits until the registers are free, so a block
+/// asking for more than there are never proceeds (getTmaConfigError).
+inline constexpr int32_t kTmaProducerRegisters = 40;
+inline constexpr int32_t kTmaConsumerRegisters = 232;
+inline constexpr int64_t kTmaProducerThreads = 128;
+
 /// The fields of a #kgraph.matmul_config that decide its shared memory, so
 /// the selection model can lay out candidates without creating attributes.
 struct GemmTileShape {
