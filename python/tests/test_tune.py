@@ -582,3 +582,83 @@ def test_cli_verbs_and_errors(fake_cuda, fake_ptx, tmp_path):
     assert r.returncode == 2 and "budget 'soon'" in r.stderr
     r = _cli("measure", folder, "--gpus", "0,0")
     assert r.returncode == 2 and "distinct" in r.stderr
+
+
+# --- kgraph.compile and the benchmarks' tuned builds ----------------------------------
+
+
+def test_compile_with_tuning_db(tmp_path, monkeypatch):
+    """kgraph.compile(tuning_db=) applies the records, says how many groups
+    they configured, and recompiles when the database changes."""
+    import torch
+    opt = _opt()
+    monkeypatch.setenv("KGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    model = torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.ReLU()).eval()
+    x = [torch.randn(32, 64)]
+
+    def build(db=None):  # one call site: the imported IR's locations match
+        return kgraph.compile(model, x, target="sm_90a", tuning_db=db)
+
+    plain = build()
+    assert plain.tuning is None
+    listing = json.loads(subprocess.run(
+        [opt, "--fuse", "--tile=sm_90a", "--list-configs=4", plain.import_result.mlir],
+        capture_output=True, text=True, check=True).stdout)
+    recs = [_rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
+                 kind=g["kind"], space=g["space"], best=g["candidates"][-1]["config"])
+            for g in listing]
+    db_path = str(tmp_path / "db.json")
+    tdb.Database(recs).save(db_path)
+    tuned = build(db_path)
+    assert tuned.tuning == {"record": len(listing), "near record": 0, "model": 0,
+                            "pinned": 0, "skipped": 0}
+    assert tuned.plan_path != plain.plan_path
+    # Cached: the same counts without compiling again.
+    again = build(db_path)
+    assert again.plan_path == tuned.plan_path and again.tuning == tuned.tuning
+    tdb.Database([]).save(db_path)
+    empty = build(db_path)
+    assert empty.plan_path != tuned.plan_path and empty.tuning["record"] == 0
+    with pytest.raises(kgraph.CompileError, match="no such file"):
+        build(str(tmp_path / "none.json"))
+
+
+def test_build_tuned_cases(tmp_path):
+    """scripts/build-tuned-cases.py compiles a manifest's benchmark cases
+    with a database and records who chose each configuration."""
+    import shutil
+    opt = _opt()
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    src = os.path.join(INPUTS, "list-configs-pinned.mlir")
+    graph = cases / "bench_a.mlir"
+    graph.write_text(open(src).read().replace(
+        " {kgraph.config = #kgraph.elementwise_config<block_size = 128, vector_width = 2, "
+        "unroll = 2, grid_size = 3>}", ""))
+    shutil.copy(graph, cases / "bench_b.mlir")
+    manifest = {"target": "sm_80", "conv_bench": [
+        {"name": "bench_a", "status": "ok", "mlir": "bench_a.mlir", "plan": "bench_a.plan.json"},
+        {"name": "bench_b", "status": "unsupported", "mlir": "bench_b.mlir",
+         "plan": "bench_b.plan.json"}], "matmul_bench": []}
+    (cases / "manifest.json").write_text(json.dumps(manifest))
+    listing = json.loads(subprocess.run(
+        [opt, "--tile=sm_80", "--list-configs=3", str(graph)],
+        capture_output=True, text=True, check=True).stdout)
+    g = listing[0]
+    db_path = str(tmp_path / "db.json")
+    tdb.Database([_rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
+                       kind=g["kind"], space=g["space"], target="sm_80",
+                       best=g["candidates"][1]["config"])]).save(db_path)
+    script = os.path.join(REPO, "scripts", "build-tuned-cases.py")
+    r = subprocess.run([sys.executable, script, opt, str(cases), db_path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "tuned cases: 1 from record" in r.stdout
+    m = json.loads((cases / "manifest.json").read_text())
+    a, b = m["conv_bench"]
+    assert a["tuned_plan"] == "bench_a.tuned.plan.json" and a["tuned_by"] == "record"
+    assert "tuned_plan" not in b
+    assert (cases / "bench_a.tuned.ptx").is_file()
+    r = subprocess.run([sys.executable, script, opt, str(cases), str(tmp_path / "x.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no such file" in r.stderr
