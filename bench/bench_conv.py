@@ -140,10 +140,8 @@ def bench_case(c, base, timer, dev=None):
 
     benchlib.time_against(row, c["flops"], timer, run_kgraph, "cudnn", run_cudnn)
     if tuned is not None:
-        row["tuned_ms"] = timer(lambda: tuned.run([x, w], [out_t]))
-        row["tuned_tflops"] = c["flops"] / row["tuned_ms"] / 1e9
-        row["tuned_ratio"] = row["tuned_tflops"] / row["cudnn_tflops"]
-        row["tuned_vs_default"] = row["kgraph_ms"] / row["tuned_ms"]
+        benchlib.time_tuned(row, c["flops"], timer,
+                            lambda: tuned.run([x, w], [out_t]), "cudnn")
         del out_t
     del x, w, out
     if dev.type == "cuda":
@@ -162,10 +160,7 @@ def print_rows(rows, method):
         print(f"{r['kind']:<9} {r['layer']:<24} {r['kgraph_ms']:10.4f} "
               f"{r['kgraph_tflops']:8.1f} {r['cudnn_ms']:9.4f} "
               f"{r['cudnn_tflops']:8.1f} {r['ratio']:8.3f} {r['rel_err']:9.2e} "
-              f"{r['cudnn_rel_err']:9.2e}" +
-              (f"   tuned ({r['tuned_by']}) {r['tuned_ms']:.4f} ms, "
-               f"{r['tuned_ratio']:.3f} of cuDNN, {r['tuned_vs_default']:.3f}x "
-               f"the default" if "tuned_ms" in r else ""))
+              f"{r['cudnn_rel_err']:9.2e}" + benchlib.tuned_text(r, "cuDNN"))
 
 
 def main(argv=None):

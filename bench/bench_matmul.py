@@ -179,10 +179,7 @@ def bench_case(c, base, timer, l2_bytes, dev=None):
         def run_tuned():
             i = state["i"] = (state["i"] + 1) % nrot
             tuned.run([A[i], B[i]], [C[i]])
-        row["tuned_ms"] = timer(run_tuned)
-        row["tuned_tflops"] = c["flops"] / row["tuned_ms"] / 1e9
-        row["tuned_ratio"] = row["tuned_tflops"] / row["cublas_tflops"]
-        row["tuned_vs_default"] = row["kgraph_ms"] / row["tuned_ms"]
+        benchlib.time_tuned(row, c["flops"], timer, run_tuned, "cublas")
     del A, B, C
     if dev.type == "cuda":
         torch.cuda.empty_cache()
@@ -200,10 +197,7 @@ def print_rows(rows, method):
         print(f"{r['kind']:<5} {r['shape']:<17} {r['kgraph_ms']:10.4f} "
               f"{r['kgraph_tflops']:8.1f} {r['cublas_ms']:10.4f} "
               f"{r['cublas_tflops']:8.1f} {r['ratio']:9.3f} {r['rel_err']:9.2e} "
-              f"{r['cublas_rel_err']:10.2e}" +
-              (f"   tuned ({r['tuned_by']}) {r['tuned_ms']:.4f} ms, "
-               f"{r['tuned_ratio']:.3f} of cuBLAS, {r['tuned_vs_default']:.3f}x "
-               f"the default" if "tuned_ms" in r else ""))
+              f"{r['cublas_rel_err']:10.2e}" + benchlib.tuned_text(r, "cuBLAS"))
 
 
 def main(argv=None):

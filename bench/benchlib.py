@@ -390,6 +390,26 @@ def time_against(row, flops, timer, run_kgraph, other, run_other):
     row["ratio"] = row["kgraph_tflops"] / row[f"{other}_tflops"]
 
 
+def time_tuned(row, flops, timer, run_tuned, other):
+    """Times a case's tuned build (scripts/build-tuned-cases.py) into ``row``
+    after time_against: tuned_ms, tuned_tflops, tuned_ratio (against
+    ``other``'s throughput) and tuned_vs_default (the default's time over
+    the tuned one's)."""
+    row["tuned_ms"] = timer(run_tuned)
+    row["tuned_tflops"] = flops / row["tuned_ms"] / 1e9
+    row["tuned_ratio"] = row["tuned_tflops"] / row[f"{other}_tflops"]
+    row["tuned_vs_default"] = row["kgraph_ms"] / row["tuned_ms"]
+
+
+def tuned_text(row, other):
+    """The tuned build's part of a result line ("" without one)."""
+    if "tuned_ms" not in row:
+        return ""
+    return (f"   tuned ({row['tuned_by']}) {row['tuned_ms']:.4f} ms, "
+            f"{row['tuned_ratio']:.3f} of {other}, {row['tuned_vs_default']:.3f}x "
+            f"the default")
+
+
 def print_device(torch, manifest):
     print(f"\n{torch.cuda.get_device_name()}  target {manifest.get('target')}  "
           f"torch {torch.__version__}")

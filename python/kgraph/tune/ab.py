@@ -2,12 +2,12 @@
 graph on the same random inputs: their outputs must agree, and the time
 ratio B/A comes with a confidence interval from interleaved rounds."""
 
-import ctypes
 import math
 import statistics
 
 from ..errors import KGraphError
-from .measure import Resident, Timer, _flush_bytes, compare, random_bytes
+from .measure import (Resident, Timer, _flush_bytes, compare, free_buffers,
+                      upload_random_inputs)
 
 
 def _t_quantile(p, df):
@@ -66,12 +66,7 @@ def ab(plan_a, plan_b, rounds=20, reps=5, device=0, function=None,
     inputs, residents = [], []
     timer = Timer(drv, _flush_bytes(drv, device, flush_mb))
     try:
-        for b in pa.spec.inputs:
-            ptr = drv.mem_alloc(b.bytes)
-            inputs.append(ptr)
-            data = random_bytes(b, rng)
-            buf = ctypes.create_string_buffer(data, len(data))
-            drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
+        inputs = upload_random_inputs(drv, pa.spec.inputs, rng)
         outs = []
         for prog in (pa, pb):
             r = Resident(drv, device, prog, inputs)
@@ -99,11 +94,7 @@ def ab(plan_a, plan_b, rounds=20, reps=5, device=0, function=None,
     finally:
         for r in residents:
             r.free()
-        for ptr in inputs:
-            try:
-                drv.mem_free(ptr)
-            except KGraphError:
-                pass
+        free_buffers(drv, inputs)
         timer.close()
     mean = statistics.fmean(ratios)
     sd = statistics.stdev(ratios)

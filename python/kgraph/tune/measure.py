@@ -195,11 +195,7 @@ class Resident:
         return out
 
     def free(self):
-        for ptr in self.owned + self.maps:
-            try:
-                self.drv.mem_free(ptr)
-            except KGraphError:
-                pass
+        free_buffers(self.drv, self.owned + self.maps)
         self.owned, self.maps = [], []
 
 
@@ -241,6 +237,32 @@ class Timer:
         if self.flush:
             self.drv.mem_free(self.flush)
             self.flush = None
+
+
+def upload_random_inputs(drv, specs, rng):
+    """Device buffers of ``specs`` filled with ``random_bytes``; the
+    pointers, in order (free them with ``free_buffers``)."""
+    ptrs = []
+    try:
+        for b in specs:
+            ptr = drv.mem_alloc(b.bytes)
+            ptrs.append(ptr)
+            data = random_bytes(b, rng)
+            buf = ctypes.create_string_buffer(data, len(data))
+            drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
+    except BaseException:
+        free_buffers(drv, ptrs)
+        raise
+    return ptrs
+
+
+def free_buffers(drv, ptrs):
+    """Frees device buffers, keeping an earlier error the one reported."""
+    for ptr in ptrs:
+        try:
+            drv.mem_free(ptr)
+        except KGraphError:
+            pass
 
 
 def stats(samples):
@@ -356,12 +378,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
     timer = timer or Timer(drv, flush_bytes)
     try:
         alive("inputs")
-        for b in spec.inputs:
-            ptr = drv.mem_alloc(b.bytes)
-            inputs.append(ptr)
-            data = random_bytes(b, rng)
-            buf = ctypes.create_string_buffer(data, len(data))
-            drv.memcpy_htod(ptr, ctypes.addressof(buf), len(data))
+        inputs = upload_random_inputs(drv, spec.inputs, rng)
         want = None
         for c in cands:
             prog = programs.get(c["name"])
@@ -394,6 +411,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
                     result["error"] = f"the default does not run: {e}"
                     return result
                 continue
+            alive(c["name"])  # host-side checks of large outputs take time too
             if want is None:
                 want = got
             else:
@@ -431,11 +449,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
     finally:
         for r in residents.values():
             r.free()
-        for ptr in inputs:
-            try:
-                drv.mem_free(ptr)
-            except KGraphError:
-                pass
+        free_buffers(drv, inputs)
         if own_timer:
             timer.close()
 
@@ -532,6 +546,10 @@ def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
         timer = Timer(drv, _flush_bytes(drv, ordinal, opts.get("flush_mb")))
         _, units = load_units(opts["folder"])
         by_name = {u["name"]: u for u in units}
+        try:  # the comparisons' torch, loaded before any unit's clock runs
+            import torch  # noqa: F401
+        except ImportError:
+            pass
     except BaseException as e:  # reported by the parent
         out.put(("fatal", ordinal, f"GPU {ordinal}: {type(e).__name__}: {e}"))
         return
@@ -541,6 +559,7 @@ def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
             if job is None:
                 break
             name, excluded = job
+            _beat(doing, stamp, "")
             u = by_name[name]
             deadline = opts.get("deadline")
             if deadline is not None and time.time() > deadline:
