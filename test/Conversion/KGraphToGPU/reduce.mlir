@@ -5,10 +5,12 @@
 // Sum over the last axis, odd row (scalar loads), 128 threads per row: lanes
 // stride over the row, shuffle within the warp, then the 4 warp partials of
 // each of the 2 rows of the block meet in shared memory. Threads of a row
-// past the end reduce row 36 again and do not store.
+// past the end reduce row 36 again and do not store. The accumulator starts
+// at 0, and so do the lanes past the 4 partials of the shared-memory stage.
 // CHECK-LABEL: func.func @sum_last
 // CHECK: gpu.launch_func @kgraph_kernels::@sum_last_k0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%[[C256:.*]], %{{.*}}, %{{.*}})
 // CHECK: gpu.func @sum_last_k0(%[[X:.*]]: memref<37x1001xf32>, %[[OUT:.*]]: memref<37xf32>) workgroup(%[[SMEM:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-DAG: %[[ZERO:[^ ]+]] = arith.constant 0.000000e+00 : f32
 // CHECK:   %[[FLAT:.*]] = memref.reinterpret_cast %[[X]]
 // CHECK:   %[[LANE:.*]] = arith.remui %{{.*}}, %c128
 // CHECK:   %[[RIB:.*]] = arith.divui %{{.*}}, %c128
@@ -16,7 +18,7 @@
 // CHECK:     %[[ROW:.*]] = arith.addi %{{.*}}, %[[RIB]]
 // CHECK:     %[[CL:.*]] = arith.minui %[[ROW]], %c36
 // CHECK:     %[[BASE:.*]] = arith.muli %[[CL]], %c1001
-// CHECK:     %[[ACC:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %c1001 step %c128 iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
+// CHECK:     %[[ACC:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %c1001 step %c128 iter_args(%[[A:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK:       %[[OFF:.*]] = arith.addi %[[BASE]], %[[K]]
 // CHECK:       %[[V:.*]] = memref.load %[[FLAT]][%[[OFF]]]
 // CHECK:       arith.addf %[[A]], %[[V]]
@@ -24,7 +26,8 @@
 // CHECK:     gpu.barrier
 // CHECK:     memref.store %{{.*}}, %[[SMEM]]
 // CHECK:     gpu.barrier
-// CHECK:     memref.load %[[SMEM]]
+// CHECK:     %[[P:.*]] = memref.load %[[SMEM]]
+// CHECK:     arith.select %{{.*}}, %[[P]], %[[ZERO]] : f32
 // CHECK-COUNT-2: gpu.shuffle  xor
 // CHECK:     %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %c37
 // CHECK:     scf.if
@@ -37,13 +40,15 @@ func.func @sum_last(%x: tensor<37x1001xf32>) -> tensor<37xf32> {
 // -----
 
 // Max over axis 0 with a thread per 8 outputs: one 16-byte load per reduced
-// index, 8 f32 accumulators, one 16-byte store. No shuffles, no barriers.
+// index, 8 f32 accumulators from -inf, one 16-byte store. No shuffles, no
+// barriers.
 // CHECK-LABEL: func.func @max_axis0
 // CHECK: gpu.func @max_axis0_k0
+// CHECK-DAG: %[[NINF:[^ ]+]] = arith.constant 0xFF800000 : f32
 // CHECK-NOT: gpu.barrier
 // CHECK:   scf.for %[[G:.*]] = %{{.*}} to %c128 step %c128 {
 // CHECK:     %[[O:.*]] = arith.muli %[[G]], %c8
-// CHECK:     scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:     scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args(%{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]]) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK:       %[[S:.*]] = arith.muli %[[K]], %c1024
 // CHECK:       %[[OFF:.*]] = arith.addi %[[O]], %[[S]]
 // CHECK:       vector.load %{{.*}}[%[[OFF]]] {alignment = 16 : i64} : memref<65536xf16>, vector<8xf16>
@@ -64,15 +69,16 @@ func.func @max_axis0(%x: tensor<64x1024xf16>) -> tensor<1024xf16> {
 // -----
 
 // Mean over the middle axis with keep_dims: kept runs 3 (stride 35) and 7
-// (stride 1), reduced run 5 (stride 7); the f32 sum is divided by 5.
+// (stride 1), reduced run 5 (stride 7); the f32 sum from 0 is divided by 5.
 // CHECK-LABEL: func.func @mean_middle
-// CHECK-DAG: %[[FIVE:.*]] = arith.constant 5.000000e+00 : f32
+// CHECK-DAG: %[[FIVE:[^ ]+]] = arith.constant 5.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:[^ ]+]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.for %[[O:.*]] = %{{.*}} to %c21 step %c256 {
 // CHECK:   %[[IN:.*]] = arith.remui %[[O]], %c7
 // CHECK:   %[[OUTER:.*]] = arith.divui %[[O]], %c7
 // CHECK:   %[[OS:.*]] = arith.muli %[[OUTER]], %c35
 // CHECK:   %[[BASE:.*]] = arith.addi %[[IN]], %[[OS]]
-// CHECK:   %[[SUM:.*]] = scf.for %[[K:.*]] = %c0 to %c5 step %c1
+// CHECK:   %[[SUM:.*]] = scf.for %[[K:.*]] = %c0 to %c5 step %c1 iter_args(%{{[^ ]+}} = %[[ZERO]]) -> (f32) {
 // CHECK:     arith.muli %[[K]], %c7
 // CHECK:   %[[MEAN:.*]] = arith.divf %[[SUM]], %[[FIVE]]
 // CHECK:   memref.store %[[MEAN]], %{{.*}}[%[[O]]] : memref<21xf32>
@@ -84,8 +90,10 @@ func.func @mean_middle(%x: tensor<3x5x7xf32>) -> tensor<3x1x7xf32> {
 // -----
 
 // Mean over two inner axes of bf16: one row of 5 * 1024, 16-byte loads,
-// rounded to bf16 once at the end.
+// rounded to bf16 once at the end. 8 f32 accumulators from 0.
 // CHECK-LABEL: func.func @mean_inner2
+// CHECK-DAG: %[[ZERO:[^ ]+]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]]) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<15360xbf16>, vector<8xbf16>
 // CHECK: gpu.shuffle
 // CHECK: arith.divf
@@ -103,7 +111,8 @@ func.func @mean_inner2(%x: tensor<3x5x1024xbf16>) -> tensor<3x1x1xbf16> {
 // CHECK-LABEL: func.func @softmax_denominator
 // CHECK-COUNT-1: gpu.launch_func
 // CHECK: gpu.func @softmax_denominator_k0(%[[X:.*]]: memref<64x4096xf32>, %[[M:.*]]: memref<64x1xf32>, %[[OUT:.*]]: memref<64x1xf32>)
-// CHECK:   scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK-DAG: %[[ZERO:[^ ]+]] = arith.constant 0.000000e+00 : f32
+// CHECK:   scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]]) -> (f32, f32, f32, f32) {
 // CHECK:     vector.load %{{.*}} : memref<262144xf32>, vector<4xf32>
 // CHECK:     %[[MI:.*]] = arith.divui %{{.*}}, %c4096
 // CHECK:     memref.load %{{.*}}[%[[MI]]] : memref<64xf32>
@@ -132,6 +141,8 @@ func.func @softmax_denominator(%x: tensor<64x4096xf32>, %m: tensor<64x1xf32>) ->
 // i8 sum with 16 threads per row: i32 accumulators, shuffles over 16 lanes,
 // the result wraps to i8 before the consumer adds the per-row operand.
 // CHECK-LABEL: func.func @i8_rows
+// CHECK-DAG: %[[ZERO:[^ ]+]] = arith.constant 0 : i32
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]], %{{[^ ]+}} = %[[ZERO]]) -> (i32, i32, i32, i32, i32, i32, i32, i32) {
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<12800xi8>, vector<8xi8>
 // CHECK-COUNT-8: arith.extsi %{{.*}} : i8 to i32
 // CHECK-NOT: gpu.barrier
@@ -158,9 +169,11 @@ func.func @i8_rows(%x: tensor<100x128xi8>, %b: tensor<100xi8>) -> tensor<100xi8>
 // -----
 
 // Reducing axes 0 and 2 of [4, 6, 8] (not adjacent): two reduced runs, the
-// reduced index is split with a division by 8.
+// reduced index is split with a division by 8. The accumulator starts at
+// -inf.
 // CHECK-LABEL: func.func @outer_and_inner
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c32 step
+// CHECK-DAG: %[[NINF:[^ ]+]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c32 step %c32 iter_args(%{{[^ ]+}} = %[[NINF]]) -> (f32) {
 // CHECK-DAG:   arith.remui %[[K]], %c8
 // CHECK-DAG:   %[[HI:.*]] = arith.divui %[[K]], %c8
 // CHECK:   arith.muli %[[HI]], %c48
@@ -171,4 +184,48 @@ func.func @outer_and_inner(%x: tensor<4x6x8xf32>) -> tensor<6xf32> {
     kgraph.yield %s : tensor<6xf32>
   }
   return %0 : tensor<6xf32>
+}
+
+// -----
+
+// Max of i32 rows through shared memory: 4 accumulators per thread and the
+// lanes past the 4 warp partials start at the smallest i32.
+// CHECK-LABEL: func.func @max_rows_i32
+// CHECK: gpu.func @max_rows_i32_k0
+// CHECK-DAG: %[[MIN:[^ ]+]] = arith.constant -2147483648 : i32
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[MIN]], %{{[^ ]+}} = %[[MIN]], %{{[^ ]+}} = %[[MIN]], %{{[^ ]+}} = %[[MIN]]) -> (i32, i32, i32, i32) {
+// CHECK-COUNT-4: arith.maxsi
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: %[[P:.*]] = memref.load %{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>
+// CHECK: arith.select %{{.*}}, %[[P]], %[[MIN]] : i32
+func.func @max_rows_i32(%x: tensor<4x1000xi32>) -> tensor<4xi32> {
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 128, rows_per_block = 2, vector_width = 4, grid_size = 2>} : (tensor<4x1000xi32>) -> tensor<4xi32> {
+  ^bb0(%a: tensor<4x1000xi32>):
+    %s = kgraph.reduce max %a axes = [1] : tensor<4x1000xi32>
+    kgraph.yield %s : tensor<4xi32>
+  }
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Max of f32 rows through shared memory: the accumulators and the lanes past
+// the 2 warp partials start at -inf.
+// CHECK-LABEL: func.func @max_rows_f32
+// CHECK: gpu.func @max_rows_f32_k0
+// CHECK-DAG: %[[NINF:[^ ]+]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]], %{{[^ ]+}} = %[[NINF]]) -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: %[[P:.*]] = memref.load %{{.*}} : memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.select %{{.*}}, %[[P]], %[[NINF]] : f32
+func.func @max_rows_f32(%x: tensor<4x1000xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 64, rows_per_block = 2, vector_width = 4, grid_size = 2>} : (tensor<4x1000xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x1000xf32>):
+    %s = kgraph.reduce max %a axes = [1] : tensor<4x1000xf32>
+    kgraph.yield %s : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
 }
