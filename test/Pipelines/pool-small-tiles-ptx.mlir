@@ -13,7 +13,7 @@
 // ptxas 13 no longer assembles sm_70; its PTX (.target sm_70) is assembled
 // for sm_75, which runs sm_70 code.
 // RUN: %ptxas -arch=sm_75 %t.sm70.ptx -o %t.sm70.cubin
-// RUN: FileCheck %s --check-prefix=PLAN < %t.sm70.plan.json
+// RUN: FileCheck %s --check-prefix=PLAN --match-full-lines < %t.sm70.plan.json
 // RUN: kgraph-opt --tile=sm_75 %s -o %t.sm75.ptx
 // RUN: %ptxas -arch=sm_75 %t.sm75.ptx -o %t.sm75.cubin
 // RUN: kgraph-opt --tile=sm_86 %s -o %t.sm86.ptx

@@ -4,18 +4,19 @@
 // RUN: kgraph-opt --tile=sm_80 %s -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
-// RUN: FileCheck %s --check-prefix=PLAN < %t.sm80.plan.json
+// RUN: FileCheck %s --check-prefix=PLAN --match-full-lines < %t.sm80.plan.json
 // RUN: kgraph-opt --tile=sm_90a %s -o %t.sm90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm90a.ptx -o %t.sm90a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=PTX90 < %t.sm90a.ptx
 
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]* bytes spill}}
+// PTXAS: , 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]* bytes spill}}
 
 // PTX: .target sm_80
 // PTX: .visible .entry main_k0(
 // PTX: shfl.sync.bfly.b32
-// PTX: bar.sync 0
+// PTX: bar.sync 0;
 // PTX: .visible .entry main_k1(
 // PTX: ld.global.v4.b32
 // PTX: .visible .entry main_k2(
@@ -26,8 +27,8 @@
 // PTX90: .target sm_90a
 // PTX90: .visible .entry main_k7(
 
-// PLAN: "name": "main_k0"
-// PLAN: "name": "main_k7"
+// PLAN: "name": "main_k0",
+// PLAN: "name": "main_k7",
 
 func.func @main(%a: tensor<37x1001xf32>, %b: tensor<64x4096xf32>, %c: tensor<37x1001xf16>,
                 %d: tensor<3x5x1024xbf16>, %e: tensor<4097xi32>, %f: tensor<512x1024xf32>,

@@ -6,12 +6,13 @@
 // RUN: kgraph-opt --tile=sm_80 %s -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: grep -c "\.entry" %t.sm80.ptx | FileCheck %s --check-prefix=ONE
-// RUN: FileCheck %s --check-prefix=PLAN < %t.sm80.plan.json
+// RUN: FileCheck %s --check-prefix=PLAN --match-full-lines < %t.sm80.plan.json
 // RUN: kgraph-opt --tile=sm_90a %s -o %t.sm90a.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.sm90a.ptx -o %t.sm90a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: grep -c "\.entry" %t.sm90a.ptx | FileCheck %s --check-prefix=ONE
 
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]* bytes spill}}
+// PTXAS: , 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]* bytes spill}}
 // ONE: {{^1$}}
 // PLAN: "block": [
