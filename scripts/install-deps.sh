@@ -22,5 +22,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 if [ ! -x /usr/local/cuda/bin/ptxas ] && ! command -v ptxas >/dev/null; then
-  echo "kgraph: note: no ptxas found (/usr/local/cuda/bin); PTX assembly tests will be skipped" >&2
+  cat >&2 <<'MSG'
+kgraph: no ptxas found (looked on PATH and at /usr/local/cuda/bin/ptxas).
+  The tests that assemble every emitted PTX need it, and scripts/test.sh fails
+  without it. Get it from NVIDIA's CUDA toolkit: its apt repository's
+  cuda-nvcc-<version> package installs /usr/local/cuda-<version>/bin/ptxas
+  (link /usr/local/cuda to it, or put its bin/ on PATH); ptxas is one
+  self-contained executable, so copying it from any CUDA 12.4+ install to
+  /usr/local/cuda/bin works too. To run the tests without it anyway, set
+  KGRAPH_ALLOW_NO_PTXAS=1 (the PTX checks are then not run).
+MSG
 fi
