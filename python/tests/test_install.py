@@ -58,3 +58,21 @@ def test_pip_install_and_console_scripts(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "kgraph-opt not found" in r.stderr or "no such file" in r.stderr, r.stderr
+
+
+def test_versions_agree(tmp_path):
+    """kgraph-opt --version, the plans' producer, kgraph.__version__ and the
+    CMake project version are one version."""
+    import kgraph
+    opt = kgraph.find_tool("kgraph-opt")
+    version = _cmake_version()
+    assert kgraph.__version__ == version
+    r = subprocess.run([opt, "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and f"kgraph {version}\n" in r.stdout, r.stdout
+    graph = os.path.join(REPO, "examples", "elementwise", "chain.mlir")
+    for tile, name in (("sm_80", "one"), ("sm_80,sm_90a", "bundle")):
+        out = tmp_path / f"{name}.ptx"
+        subprocess.run([opt, "--fuse", f"--tile={tile}", graph, "-o", str(out)],
+                       check=True, capture_output=True)
+        plan = kgraph.load_plan(str(tmp_path / f"{name}.plan.json"))
+        assert plan.producer == f"kgraph {version}"
