@@ -8,6 +8,7 @@
 #   bin/kgraph-opt                              (installed by add_mlir_tool)
 #   include/kgraph/**.{h,td,inc}, include/kgraph-c/*.h
 #   lib/cmake/kgraph/KGraph{Config,ConfigVersion,Targets}.cmake
+#   lib/python3/site-packages/kgraph, bin/kgraph-import, bin/kgraph-tune
 #
 # Included at the end of the top-level CMakeLists.txt, so every library
 # kgraph_add_library registered (KGRAPH_EXPORTED_LIBS) is known here.
@@ -79,6 +80,39 @@ install(FILES
     ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfig.cmake
     ${KGRAPH_BINARY_DIR}/${KGRAPH_INSTALL_PACKAGE_DIR}/KGraphConfigVersion.cmake
   DESTINATION ${KGRAPH_INSTALL_PACKAGE_DIR})
+
+# The Python package (runtime, importers, tuner) beside the tools, so one
+# prefix holds all of kgraph: <prefix>/lib/python3/site-packages/kgraph, its
+# _prefix.py telling it where <prefix>/bin is (kgraph/tools.py), and the
+# console scripts bin/kgraph-import and bin/kgraph-tune, which find the
+# package themselves. Python users add the site-packages folder once (a .pth
+# file, README "Install").
+set(KGRAPH_INSTALL_PYTHON_DIR lib/python3/site-packages)
+install(DIRECTORY ${KGRAPH_SOURCE_DIR}/python/kgraph
+  DESTINATION ${KGRAPH_INSTALL_PYTHON_DIR}
+  PATTERN "__pycache__" EXCLUDE
+  PATTERN "*.pyc" EXCLUDE)
+file(WRITE ${KGRAPH_BINARY_DIR}/python/_prefix.py
+  "# Written by cmake --install: the installed tools, relative to this package.\n"
+  "BIN = \"../../../../bin\"\n")
+install(FILES ${KGRAPH_BINARY_DIR}/python/_prefix.py
+  DESTINATION ${KGRAPH_INSTALL_PYTHON_DIR}/kgraph)
+foreach(script import tune)
+  set(module kgraph.importers.cli)
+  if(script STREQUAL "tune")
+    set(module kgraph.tune.cli)
+  endif()
+  file(WRITE ${KGRAPH_BINARY_DIR}/python/kgraph-${script}
+    "#!/usr/bin/python3\n"
+    "# kgraph-${script}, installed by cmake --install beside the kgraph package.\n"
+    "import os\nimport sys\n"
+    "sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),\n"
+    "                                \"..\", \"${KGRAPH_INSTALL_PYTHON_DIR}\"))\n"
+    "from ${module} import main  # noqa: E402\n"
+    "sys.exit(main())\n")
+  install(PROGRAMS ${KGRAPH_BINARY_DIR}/python/kgraph-${script} DESTINATION bin)
+endforeach()
+install(CODE "message(STATUS \"kgraph Python package: \${CMAKE_INSTALL_PREFIX}/${KGRAPH_INSTALL_PYTHON_DIR} (add it to Python's path, README 'Install')\")")
 
 # Everything `cmake --install` copies must be built before a test installs
 # the package (test/Embedding): kgraph-install-deps depends on every library

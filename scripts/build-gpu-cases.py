@@ -60,6 +60,8 @@ import matmul_cases  # noqa: E402
 import runtime_cases  # noqa: E402
 sys.path.insert(0, os.path.join(_HERE, "..", "test", "fuzz"))
 import gpu_cases as fuzz_cases  # noqa: E402  (test/fuzz/gpu_cases.py)
+sys.path.insert(0, _HERE)
+import case_digest  # noqa: E402  (scripts/case_digest.py)
 
 #: Seed and size of the `fuzz` suite's sample (set by main).
 FUZZ = {"seed": None, "count": 300}
@@ -596,9 +598,24 @@ def main(argv=None):
         if kept:
             print(f"note: kept {', '.join(sorted(kept))} of the existing "
                   f"{path}")
+        # What the cases were built from; sections kept from a build of
+        # other sources make the folder stale as a whole (gpu-check refuses
+        # it until every suite is rebuilt).
+        made = case_digest.built_from()
+        if kept:
+            try:
+                with open(path) as f:
+                    old_digest = (json.load(f).get("built_from") or {}).get("digest")
+            except (OSError, ValueError):
+                old_digest = None
+            if old_digest != made["digest"]:
+                print(f"warning: the kept sections were built from other sources "
+                      f"({old_digest}); scripts/gpu-check.sh refuses the folder "
+                      f"until every suite is rebuilt")
+                made["digest"] = None
         manifest = {"format": "kgraph-gpu-cases", "version": 1,
-                    "target": args.target, "cases": [], "bench": [],
-                    **kept, **entries}
+                    "target": args.target, "built_from": made,
+                    "cases": [], "bench": [], **kept, **entries}
         if "fuzz" in suites:
             manifest["fuzz_seed"] = FUZZ["seed"]
         with open(path, "w") as f:

@@ -36,6 +36,8 @@ import torch  # noqa: E402
 
 import model_cases  # noqa: E402
 from kgraph.importers import import_model  # noqa: E402
+sys.path.insert(0, _HERE)
+import case_digest  # noqa: E402  (scripts/case_digest.py)
 
 _DATA_MOVEMENT = re.compile(r"has no code generation")
 
@@ -147,7 +149,8 @@ def main():
               f"{e['compile_s']} s) {extra}")
         failed += e["status"] == "error"
     with open(os.path.join(folder, "models.json"), "w") as f:
-        json.dump({"target": args.target, "cases": entries}, f, indent=1)
+        json.dump({"target": args.target, "built_from": case_digest.built_from(),
+                   "cases": entries}, f, indent=1)
     print(f"wrote {folder}/models.json: {len(entries)} cases, "
           f"{sum(e['status'] == 'ok' for e in entries)} ok, "
           f"{sum(e['status'] == 'unsupported' for e in entries)} unsupported, {failed} errors")

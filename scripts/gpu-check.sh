@@ -22,7 +22,9 @@
 # KGRAPH_BENCH_MATMUL_ARGS (extra arguments of bench/bench_matmul.py, e.g.
 # "--kinds f16 --shapes ^4096"), KGRAPH_BENCH_CONV_ARGS (extra arguments of
 # bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_BENCH_GRAPHS_ARGS
-# (e.g. "--filter chain --no-compile"), KGRAPH_STRICT=1.
+# (e.g. "--filter chain --no-compile"), KGRAPH_STRICT=1,
+# KGRAPH_ALLOW_STALE_CASES=1 (run a folder built from other sources: by
+# default the check refuses it, scripts/case_digest.py).
 set -u -o pipefail
 
 CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
@@ -32,6 +34,13 @@ CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
 if [ ! -f "$CASES/manifest.json" ]; then
   echo "gpu-check: $CASES/manifest.json is missing" >&2
   exit 2
+fi
+# Cases built from other sources than this tree's test another compiler.
+if ! ${PYTHON:-python3} "$PWD/scripts/case_digest.py" --check "$CASES"; then
+  if [ "${KGRAPH_ALLOW_STALE_CASES:-0}" != 1 ]; then
+    exit 2
+  fi
+  echo "WARNING: KGRAPH_ALLOW_STALE_CASES=1: running cases built from other sources"
 fi
 LOGS=${OUT:-$(mktemp -d /tmp/kgraph-gpu-check.XXXXXX)}
 mkdir -p "$LOGS"

@@ -18,6 +18,21 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KGRAPH_BUILD_DIR:-$root/build}
 sbuild=${KGRAPH_SANITIZER_BUILD_DIR:-$root/build-gcc-asan}
 "$root/scripts/install-deps.sh" || exit 1
+# Without ptxas the PTX checks (REQUIRES: ptxas) would be UNSUPPORTED and the
+# run green: refuse, unless the caller opts out, loudly.
+if [ -x /usr/local/cuda/bin/ptxas ] || command -v ptxas >/dev/null; then
+  have_ptxas=1
+else
+  have_ptxas=0
+  if [ "${KGRAPH_ALLOW_NO_PTXAS:-0}" != 1 ]; then
+    echo "kgraph: error: no ptxas: the tests that assemble the emitted PTX cannot run" \
+         "(see the message above; KGRAPH_ALLOW_NO_PTXAS=1 runs without them)" >&2
+    exit 1
+  fi
+  echo "########################################################################"
+  echo "# WARNING: KGRAPH_ALLOW_NO_PTXAS=1: no ptxas, the PTX checks do not run #"
+  echo "########################################################################"
+fi
 "$root/scripts/build.sh" || exit 1
 
 # run_fuzz KGRAPH_OPT [LOG]: the short seeded random-graph fuzz run
@@ -39,20 +54,38 @@ run_fuzz() {
 status=0
 lit_pass=0
 lit_fail=0
+lit_unsupported=0
 lit_summary=
 # run_lit BUILD LABEL: the whole lit suite of BUILD, its log in BUILD/lit.log;
-# adds to lit_pass / lit_fail.
+# adds to lit_pass / lit_fail / lit_unsupported. Unsupported tests are listed;
+# one that needs ptxas fails the run unless KGRAPH_ALLOW_NO_PTXAS=1.
 run_lit() {
   local log=$1/lit.log
   echo "== lit ($2)"
   /usr/lib/llvm-22/bin/lit -v "$1/test" 2>&1 | tee "$log" | grep -Ev '^(PASS|UNSUPPORTED):'
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-  local pass fail
+  local pass fail unsup needs_ptxas=0 t
   pass=$(grep -cE '^PASS:' "$log")
   fail=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$log")
+  unsup=$(grep -cE '^UNSUPPORTED:' "$log")
+  while read -r t; do
+    [ -n "$t" ] || continue
+    echo "  unsupported: $t"
+    grep -qE 'REQUIRES:.*ptxas' "$root/test/$t" 2>/dev/null && needs_ptxas=$((needs_ptxas + 1))
+  done < <(sed -nE 's/^UNSUPPORTED: [^:]+ :: (.*) \([0-9]+ of [0-9]+\)$/\1/p' "$log")
+  if [ "$needs_ptxas" -gt 0 ]; then
+    if [ "${KGRAPH_ALLOW_NO_PTXAS:-0}" = 1 ]; then
+      echo "  WARNING: $needs_ptxas test(s) needing ptxas did not run (KGRAPH_ALLOW_NO_PTXAS=1)"
+    else
+      echo "  error: $needs_ptxas test(s) needing ptxas did not run"
+      status=1
+      fail=$((fail + needs_ptxas))
+    fi
+  fi
   lit_pass=$((lit_pass + pass))
   lit_fail=$((lit_fail + fail))
-  lit_summary+="lit ($2): $pass passed, $fail failed; "
+  lit_unsupported=$((lit_unsupported + unsup))
+  lit_summary+="lit ($2): $pass passed, $fail failed, $unsup unsupported; "
 }
 
 run_lit "$build" "clang"
@@ -61,11 +94,22 @@ py_log=$build/pytest.log
 # The importer tests compile with this build's tools (kgraph.tools.find_tool).
 ( cd "$root" && PYTHONPATH="$root/python" KGRAPH_OPT="$build/bin/kgraph-opt" \
     KGRAPH_TRANSLATE="$build/bin/kgraph-translate" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-    python/tests test/GPU ) 2>&1 | tee "$py_log" | tail -n 15
+    -rs python/tests test/GPU ) 2>&1 | tee "$py_log" | grep -vE '^SKIPPED \[' | tail -n 15
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 py_pass=$(grep -oE '[0-9]+ passed' "$py_log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 py_fail=$(grep -oE '[0-9]+ (failed|error)' "$py_log" | awk '{s+=$1} END {print s+0}')
 py_skip=$(grep -oE '[0-9]+ skipped' "$py_log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+# Why pytest skipped (the -rs lines, one per reason): printed, and a skip for
+# a missing ptxas fails the run like the lit tests' unless allowed.
+echo "pytest skipped, by reason:"
+grep -E '^SKIPPED \[' "$py_log" | sed -E 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: /  \1 x /' | head -n 20
+py_skip_ptxas=$(grep -E '^SKIPPED \[' "$py_log" | grep -i ptxas |
+  sed -E 's/^SKIPPED \[([0-9]+)\].*/\1/' | awk '{s+=$1} END {print s+0}')
+if [ "$py_skip_ptxas" -gt 0 ] && [ "${KGRAPH_ALLOW_NO_PTXAS:-0}" != 1 ]; then
+  echo "error: $py_skip_ptxas pytest test(s) needing ptxas were skipped"
+  status=1
+  py_fail=$((py_fail + py_skip_ptxas))
+fi
 
 fuzz_pass=0; fuzz_fail=0; fuzz_lines=
 # fuzz_in BUILD LABEL: the short fuzz run against BUILD's kgraph-opt, its log
@@ -107,6 +151,7 @@ fi
 echo
 echo "${lit_summary}pytest: $py_pass passed, $py_fail failed, $py_skip skipped"
 printf '%s' "$fuzz_lines"
-echo "$((lit_pass + py_pass + fuzz_pass)) passed, $((lit_fail + py_fail + fuzz_fail)) failed, $py_skip skipped"
+[ "$have_ptxas" = 1 ] || echo "WARNING: no ptxas (KGRAPH_ALLOW_NO_PTXAS=1): the PTX checks did not run"
+echo "$((lit_pass + py_pass + fuzz_pass)) passed, $((lit_fail + py_fail + fuzz_fail)) failed, $((lit_unsupported + py_skip)) skipped or unsupported"
 [ $((lit_pass + py_pass)) -gt 0 ] || status=1
 exit $status

@@ -480,6 +480,7 @@ static FailureOr<EmittedModule> buildPTXAndPlan(ModuleOp module,
   llvm::json::Object plan{
       {"format", "kgraph-launch-plan"},
       {"version", 2},
+      {"producer", "kgraph " KGRAPH_VERSION_STRING},
       {"target", target ? target.getValue() : StringRef("")},
       {"ptx", llvm::sys::path::filename(ptxPath)},
       {"functions", std::move(functions)}};
@@ -552,6 +553,7 @@ LogicalResult kgraph::emitBundle(ArrayRef<BundleVariant> variants,
   }
   llvm::json::Object bundle{{"format", "kgraph-launch-plan"},
                             {"version", 3},
+                            {"producer", "kgraph " KGRAPH_VERSION_STRING},
                             {"variants", std::move(entries)}};
   if (weights)
     bundle["weights"] = std::move(*weights);

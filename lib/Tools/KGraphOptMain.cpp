@@ -14,6 +14,7 @@
 //                     --tuning-gpu=NAME only its records of that GPU,
 //                     --tuning-report a remark per group on who chose
 //   --print-element-types  print the element-type table as JSON and exit
+//   --version         also prints the kgraph version (the plans' producer)
 // Without --tile it behaves exactly like mlir-opt.
 //
 //===----------------------------------------------------------------------===//
@@ -212,6 +213,9 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   kgraph::registerAllDialects(registry);
 
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kgraph " KGRAPH_VERSION_STRING "\n";
+  });
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "kgraph optimizer driver\n", registry);
 

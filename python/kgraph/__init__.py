@@ -15,6 +15,10 @@ See docs/runtime.md and docs/importers.md.
 
 import sys as _sys
 
+#: The kgraph version: CMakeLists.txt's project version (the installed CMake
+#: package's KGRAPH_VERSION), recorded in tuning databases.
+__version__ = "0.1.0"
+
 from .dtypes import DTYPES, DType
 from .errors import (ArgumentCountError, CompileError, CudaError, DTypeError,
                      KGraphError, LayoutError, ModelSourceError, NoGPUError,
@@ -46,7 +50,7 @@ if "torch" in _sys.modules:
     register_torch_backend()
 
 __all__ = [
-    "BoundProgram", "CompileError", "ModelSourceError", "UnsupportedModelError",
+    "__version__", "BoundProgram", "CompileError", "ModelSourceError", "UnsupportedModelError",
     "compile", "current_target", "find_tool", "import_model", "kgraph_backend",
     "register_torch_backend",
     "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "CudaGraph",

@@ -174,6 +174,9 @@ class Plan:
     weights_path: Optional[str] = None
     #: A bundle's plans, one per target (version 3); empty otherwise.
     variants: Tuple["Plan", ...] = ()
+    #: Who wrote the plan ("kgraph 0.1.0"; None in plans from before the
+    #: field).
+    producer: Optional[str] = None
 
     @property
     def targets(self) -> Tuple[str, ...]:
@@ -603,6 +606,7 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
         else:
             functions = _parse_functions(c, data, "")
         parsed = [(target, ptx, functions)]
+    producer = c.str_field(data, "producer", "") if "producer" in data else None
     weights_path = None
     has_params = any(f.parameters for f in parsed[0][2])
     if "weights" in data:
@@ -623,13 +627,14 @@ def parse_plan(data, base_dir: str = ".", source: str = "",
                    f"PTX file {ptx_path} not found")
         plans.append(Plan(path=source, version=version, target=target,
                           ptx_path=ptx_path, functions=tuple(functions),
-                          weights_path=weights_path))
+                          weights_path=weights_path, producer=producer))
     if version != 3:
         return plans[0]
     first = plans[0]
     return Plan(path=source, version=version, target=first.target,
                 ptx_path=first.ptx_path, functions=first.functions,
-                weights_path=weights_path, variants=tuple(plans))
+                weights_path=weights_path, variants=tuple(plans),
+                producer=producer)
 
 
 def load_plan(path: str) -> Plan:

@@ -1,9 +1,10 @@
 """Finding and running the compiler's command-line tools from Python.
 
 ``kgraph-opt`` and ``kgraph-translate`` are looked up, in order, in the
-environment variable (``$KGRAPH_OPT``, ``$KGRAPH_TRANSLATE``), beside the
-package (``<package>/bin/``, and ``build/bin/`` of the source tree the
-package lives in), and on ``PATH``.
+environment variable (``$KGRAPH_OPT``, ``$KGRAPH_TRANSLATE``), in the
+install prefix's ``bin/`` (a package ``cmake --install`` put there, which
+carries ``_prefix.py``), beside the package (``<package>/bin/``, and
+``build/bin/`` of the source tree the package lives in), and on ``PATH``.
 """
 
 import os
@@ -28,8 +29,14 @@ def find_tool(name):
         raise CompileError(f"${env} is {p!r}, which is not an executable file")
     if env:
         tried.append(f"${env} (unset)")
-    for d in (os.path.join(_HERE, "bin"),
-              os.path.join(_HERE, "..", "..", "build", "bin")):
+    dirs = [os.path.join(_HERE, "bin"),
+            os.path.join(_HERE, "..", "..", "build", "bin")]
+    try:  # written by cmake --install: the prefix's bin/
+        from . import _prefix
+        dirs.insert(0, os.path.join(_HERE, _prefix.BIN))
+    except ImportError:
+        pass
+    for d in dirs:
         p = os.path.abspath(os.path.join(d, name))
         tried.append(p)
         if os.path.isfile(p) and os.access(p, os.X_OK):

@@ -32,6 +32,9 @@ def parser():
                    help="how to trace a PyTorch model (auto: torch.export where it "
                         "exists, else make_fx)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.mlir")
+    from .. import __version__
+    p.add_argument("--version", action="version",
+                   version=f"kgraph-import {__version__}")
     return p
 
 

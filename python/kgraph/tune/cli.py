@@ -53,6 +53,9 @@ def parser():
     ap = argparse.ArgumentParser(
         prog="kgraph-tune", description="Measured tuning of kgraph kernels "
         "(docs/tuning.md).")
+    from .. import __version__
+    ap.add_argument("--version", action="version",
+                    version=f"kgraph-tune {__version__}")
     sub = ap.add_subparsers(dest="verb", required=True)
 
     p = sub.add_parser("prepare", help="work units of graphs' kernels (no GPU)")

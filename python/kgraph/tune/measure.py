@@ -472,6 +472,8 @@ def to_record(result):
                                   "space", "target", "gpu", "problem",
                                   "measured_at", "best")}
     rec["default"] = result["candidates"][0]["config"]
+    from .. import __version__
+    rec["kgraph"] = __version__
     if "speedup" in result:
         rec["speedup"] = result["speedup"]
     rec["tied"] = result["tied"]
