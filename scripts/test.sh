@@ -102,7 +102,9 @@ py_skip=$(grep -oE '[0-9]+ skipped' "$py_log" | tail -1 | grep -oE '[0-9]+' || e
 # Why pytest skipped (the -rs lines, one per reason): printed, and a skip for
 # a missing ptxas fails the run like the lit tests' unless allowed.
 echo "pytest skipped, by reason:"
-grep -E '^SKIPPED \[' "$py_log" | sed -E 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: /  \1 x /' | head -n 20
+grep -E '^SKIPPED \[' "$py_log" | sed -E 's/^SKIPPED \[([0-9]+)\] [^:]+(:[0-9]+)?: /\1 /' |
+  awk '{n = $1; sub(/^[0-9]+ /, ""); c[$0] += n} END {for (r in c) printf "  %d x %s\n", c[r], r}' |
+  sort -k1,1nr | head -n 20
 py_skip_ptxas=$(grep -E '^SKIPPED \[' "$py_log" | grep -i ptxas |
   sed -E 's/^SKIPPED \[([0-9]+)\].*/\1/' | awk '{s+=$1} END {print s+0}')
 if [ "$py_skip_ptxas" -gt 0 ] && [ "${KGRAPH_ALLOW_NO_PTXAS:-0}" != 1 ]; then
