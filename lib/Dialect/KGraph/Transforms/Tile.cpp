@@ -123,6 +123,14 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                                                std::string &how) {
     ProblemKey key = computeProblemKey(group, kind);
     unsigned space = getConfigSpaceVersion(kind);
+    // A body outside its family's contract gets no record: the model's
+    // search then reports what is wrong with it.
+    {
+      ScopedDiagnosticHandler quiet(group.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      if (failed(checkGroupForKind(group, kind, sm)))
+        return {};
+    }
     std::string gpuNote;
     if (const TuningRecord *record =
             database->findExact(key, sm.name, tuningGpu)) {
@@ -170,8 +178,9 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
   }
 
   /// The configuration `text` of a record if it parses, is of `kind` and
-  /// verifies for `group` on `sm`; else null with `why` set. Diagnostics of
-  /// the parse and the checks are caught, not reported.
+  /// verifies for `group` (which met its family's contract) on `sm`; else
+  /// null with `why` set. Diagnostics of the parse and the check are
+  /// caught, not reported.
   KernelConfigAttrInterface parseAndVerify(FusedOp group, GroupKind kind,
                                            StringRef text, const SMTarget &sm,
                                            std::string &why) {
@@ -199,8 +208,7 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                 .str();
       return {};
     }
-    if (failed(checkGroupForKind(group, kind, sm)) ||
-        failed(config.verifyForGroup(group, sm,
+    if (failed(config.verifyForGroup(group, sm,
                                      [&] { return group.emitOpError(); }))) {
       if (why.empty())
         why = "its configuration does not verify for the group";

@@ -2,6 +2,7 @@
 
 #include "kgraph/Dialect/KGraph/Transforms/TuningDB.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -68,15 +69,20 @@ static std::string shortType(Type type) {
   return text;
 }
 
-ProblemKey kgraph::computeProblemKey(FusedOp group, GroupKind kind) {
-  // A detached copy without the configuration and other discardable
-  // attributes, its kind the resolved one; printed in local scope (the
-  // region is isolated, so the body reads only its block arguments).
-  Operation *clone = group->clone();
-  auto copy = llvm::cast<FusedOp>(clone);
+/// Makes a copy of a group what its problem key describes: no
+/// configuration or other discardable attribute, the resolved kind.
+static void normalizeCopy(FusedOp copy, GroupKind kind) {
   for (NamedAttribute attr : llvm::to_vector(copy->getDiscardableAttrs()))
     copy->removeDiscardableAttr(attr.getName());
   copy.setKind(kind);
+}
+
+ProblemKey kgraph::computeProblemKey(FusedOp group, GroupKind kind) {
+  // A detached normalized copy printed in local scope (the region is
+  // isolated, so the body reads only its block arguments).
+  Operation *clone = group->clone();
+  auto copy = llvm::cast<FusedOp>(clone);
+  normalizeCopy(copy, kind);
   std::string text;
   {
     llvm::raw_string_ostream os(text);
@@ -133,11 +139,9 @@ std::string kgraph::printStandaloneKernel(FusedOp group, GroupKind kind,
     mapping.map(input, arg);
   builder.setInsertionPointToEnd(entry);
   auto copy = llvm::cast<FusedOp>(builder.clone(*group, mapping));
-  for (NamedAttribute attr : llvm::to_vector(copy->getDiscardableAttrs()))
-    copy->removeDiscardableAttr(attr.getName());
-  copy.setKind(kind);
+  normalizeCopy(copy, kind);
   if (config)
-    copy->setAttr("kgraph.config", config);
+    copy->setAttr(kConfigAttrName, config);
   func::ReturnOp::create(builder, loc, copy->getResults());
   std::string text;
   llvm::raw_string_ostream os(text);
