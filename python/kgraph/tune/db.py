@@ -144,10 +144,7 @@ class Database:
                  if r["signature"] == signature and r["target"] == target and
                  (gpu is None or r["gpu"] == gpu) and
                  (space is None or r["space"] == space)]
-        if not found:
-            return None
-        found.sort(key=lambda r: (r["gpu"], _neg(r.get("measured_at", ""))))
-        return found[0]
+        return applying(found) if found else None
 
     def configs_for(self, signature, target):
         """Every winning configuration recorded for ``signature`` on
@@ -167,26 +164,31 @@ class Database:
         (same kind, target, space), nearest first: what the compiler would
         use as a near record."""
         import math
-        best = {}
+        by_signature = {}
         for r in self.records:
-            if (r["structure"] != unit["structure"] or
-                    r["signature"] == unit["signature"] or
-                    r["kind"] != unit["kind"] or r["target"] != unit["target"] or
-                    r["space"] != unit["space"] or
-                    len(r["shape"]) != len(unit["shape"])):
-                continue
+            if (r["structure"] == unit["structure"] and
+                    r["signature"] != unit["signature"] and
+                    r["kind"] == unit["kind"] and r["target"] == unit["target"] and
+                    r["space"] == unit["space"] and
+                    len(r["shape"]) == len(unit["shape"])):
+                by_signature.setdefault(r["signature"], []).append(r)
+        ranked = []
+        for recs in by_signature.values():
+            r = applying(recs)
             d = sum(abs(math.log(max(a, 1)) - math.log(max(b, 1)))
                     for a, b in zip(r["shape"], unit["shape"]))
-            prev = best.get(r["signature"])
-            if prev is None or r.get("measured_at", "") > prev[1].get("measured_at", ""):
-                best[r["signature"]] = (d, r)
-        ranked = sorted(best.values(), key=lambda x: (x[0], x[1]["signature"]))
-        return [(d, r) for d, r in ranked[:limit]]
+            ranked.append((d, r))
+        ranked.sort(key=lambda x: (x[0], x[1]["signature"]))
+        return ranked[:limit]
 
 
-def _neg(s):
-    # Sorting newest first within a GPU: invert the ISO string's characters.
-    return tuple(-ord(c) for c in s)
+def applying(records):
+    """Of records competing for one group, the one the compiler applies
+    (TuningDB.cpp): of the first GPU by name, the newest (of equal times,
+    the later in the file)."""
+    gpu = min(r["gpu"] for r in records)
+    mine = [(i, r) for i, r in enumerate(records) if r["gpu"] == gpu]
+    return max(mine, key=lambda ir: (ir[1].get("measured_at", ""), ir[0]))[1]
 
 
 def _identity(rec):

@@ -347,11 +347,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
         for c in cands[max_candidates:]:
             if c["status"] == "ok":
                 c.update(status="skipped", reason="not measured: budget")
-    result = dict(unit=unit["name"], signature=unit["signature"],
-                  structure=unit["structure"], shape=unit["shape"],
-                  kind=unit["kind"], space=unit["space"], target=unit["target"],
-                  problem=unit["problem"], count=unit.get("count", 1),
-                  gpu=gpu, candidates=cands, measured_at=_now())
+    result = _result(unit, gpu, cands)
     if cands[0]["status"] != "ok":
         result["error"] = f"the default was dropped: {cands[0]['reason']}"
         return result
@@ -525,13 +521,19 @@ def _flush_bytes(drv, ordinal, flush_mb):
     return 2 * l2 if l2 else 128 << 20
 
 
-def _unmeasured(unit, gpu, why):
+def _result(unit, gpu, candidates, **extra):
+    """A unit's result: its key and problem, the GPU, the candidates."""
     return dict(unit=unit["name"], signature=unit["signature"],
+                structure=unit["structure"], shape=unit["shape"],
+                kind=unit["kind"], space=unit["space"], target=unit["target"],
                 problem=unit["problem"], count=unit.get("count", 1), gpu=gpu,
-                candidates=[dict(name=c["name"], config=c["config"],
-                                 status="skipped", reason=why)
-                            for c in unit["candidates"]],
-                error=why)
+                candidates=candidates, measured_at=_now(), **extra)
+
+
+def _unmeasured(unit, gpu, why):
+    return _result(unit, gpu, [dict(name=c["name"], config=c["config"],
+                                    status="skipped", reason=why)
+                               for c in unit["candidates"]], error=why)
 
 
 def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):

@@ -6,7 +6,7 @@ recalibrating it."""
 import math
 import statistics
 
-from .db import Database, record_key
+from .db import Database, applying, record_key
 
 
 def _spearman(xs, ys):
@@ -33,14 +33,12 @@ def _spearman(xs, ys):
 
 def latest_records(db, gpu=None, target=None):
     """The record of every key that applies (the newest), filtered."""
-    best = {}
+    by_key = {}
     for r in db.records:
         if (gpu and r["gpu"] != gpu) or (target and r["target"] != target):
             continue
-        k = record_key(r)
-        if k not in best or r.get("measured_at", "") > best[k].get("measured_at", ""):
-            best[k] = r
-    return list(best.values())
+        by_key.setdefault(record_key(r), []).append(r)
+    return [applying(recs) for recs in by_key.values()]
 
 
 def report(db_path, png=None, gpu=None, target=None, log=print):
