@@ -8,6 +8,8 @@
     ab A.plan.json B.plan.json                         compare two builds
     report DB [--png FILE]                             the model against
                                                        the measurements
+    replay DB GRAPH... --target SM                     the current model's
+                                                       picks, looked up in DB
 
 ``kgraph-opt --tuning-db=DB`` (``kgraph.compile(..., tuning_db=DB)``)
 applies a database.
@@ -17,10 +19,11 @@ from .ab import ab
 from .db import Database, TuningDBError, merge
 from .measure import choose, compare, measure, measure_unit, tolerance
 from .prepare import load_units, prepare
+from .replay import replay
 from .report import report
 
 __all__ = ["Database", "TuningDBError", "ab", "choose", "compare", "load_units",
-           "measure", "measure_unit", "merge", "prepare", "report", "run",
+           "measure", "measure_unit", "merge", "prepare", "replay", "report", "run",
            "tolerance", "parse_budget"]
 
 

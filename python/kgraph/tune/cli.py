@@ -109,12 +109,20 @@ def parser():
     p.add_argument("--png", help="write the estimate-against-measured plot")
     p.add_argument("--gpu", help="only this GPU's records")
     p.add_argument("--target", help="only this target's records")
+
+    p = sub.add_parser("replay", help="the current model's picks for graphs, "
+                       "looked up in the measurements")
+    p.add_argument("db")
+    p.add_argument("graphs", nargs="+", metavar="graph")
+    p.add_argument("--target", required=True)
+    p.add_argument("--gpu", help="only this GPU's records")
+    p.add_argument("--no-fuse", action="store_true")
     return ap
 
 
 def main(argv=None):
     args = parser().parse_args(argv)
-    from . import ab, measure, merge, prepare, report, run
+    from . import ab, measure, merge, prepare, replay, report, run
     from .db import TuningDBError
     try:
         if args.verb == "prepare":
@@ -142,6 +150,9 @@ def main(argv=None):
                flush_mb=args.flush_mb)
         elif args.verb == "report":
             report(args.db, png=args.png, gpu=args.gpu, target=args.target)
+        elif args.verb == "replay":
+            replay(args.db, args.graphs, args.target, gpu=args.gpu,
+                   fuse=not args.no_fuse)
     except (KGraphError, TuningDBError, ValueError, OSError) as e:
         print(f"kgraph-tune {args.verb}: error: {e}", file=sys.stderr)
         return 1
