@@ -8,11 +8,13 @@
 
 #include "kgraph/Dialect/KGraph/Transforms/GemmModel.h"
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/GemmGroup.h"
 #include "kgraph/Target/ElementTypes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -170,6 +172,27 @@ FailureOr<MatmulProblem> kgraph::getGemmProblem(const GemmGroupParts &parts,
     p->layoutA = getSliceLayout(parts.lhsSlice);
   if (parts.rhsSlice)
     p->layoutB = getSliceLayout(parts.rhsSlice);
+  // The epilogue's global traffic: the result's stores, and every group
+  // input its ops read (directly or through an access map), once each.
+  auto bytesOf = [](Type type) -> int64_t {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return 0;
+    const ElementTypeInfo *info = lookupElementType(tensor.getElementType());
+    int64_t eb = info ? info->storageBytes
+                      : llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+    return tensor.getNumElements() * eb;
+  };
+  p->epilogueBytes = bytesOf(parts.result.getType());
+  llvm::SmallPtrSet<Value, 4> read;
+  for (Operation *op : parts.epilogue)
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && isAccessMapOp(def))
+        v = def->getOperand(0);
+      if (llvm::isa<BlockArgument>(v) && read.insert(v).second)
+        p->epilogueBytes += bytesOf(v.getType());
+    }
   return p;
 }
 

@@ -246,6 +246,17 @@ static constexpr double kIterationOverhead = 16;
 /// variants). Only measured for tensor-core kernels, so SIMT (fma) convs keep
 /// the GEMM figure.
 static constexpr double kConvIterationOverhead = 64;
+/// Global-memory bytes per clock that one resident warp's epilogue moves
+/// (result stores, residual and bias loads); an SM's epilogues together
+/// reach at most its share of the device-memory bandwidth. The epilogue is
+/// latency-bound: each warp stores (and loads) its accumulator fragments in
+/// a few bytes per lane and waits. Calibrated on the H200 (session 8 tuning
+/// database, bench/tuning/h200.db.json) with the ResNet-50 1x1 convs of
+/// K = 64 whose main loop is short: conv2d + bias to 256x56x56x256 (411 MB
+/// of stores) took 0.40-0.42 ms with 8 resident warps per SM, and with a
+/// residual add (822 MB) 0.85 ms with 8 warps, 0.49 ms with 16: 0.40-0.50
+/// bytes per warp-clock.
+static constexpr double kEpilogueBytesPerWarpClock = 0.45;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
 /// table's f16 rates scaled by the element-type table's operand rate (tf32
@@ -292,11 +303,15 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   double paddedFma = blocks * t.tileM * t.tileN * double(kIters * t.tileK);
   e.computeCycles =
       paddedFma /
-          (numSMs * mathRate(target, t.kind, p.operandType) * saturation) +
+      (numSMs * mathRate(target, t.kind, p.operandType) * saturation);
+  // Not hidden behind the math or the copies (the comment of
+  // kIterationOverhead): measured on the H200, tile_k 16 ran 1.15-1.3x
+  // slower than tile_k 32 at equal math and traffic (session 8 database).
+  e.overheadCycles =
       blocks * double(kIters) *
-          (p.contiguousRunA && t.kind != MmaKind::fma ? kConvIterationOverhead
-                                                      : kIterationOverhead) /
-          numSMs;
+      (p.contiguousRunA && t.kind != MmaKind::fma ? kConvIterationOverhead
+                                                  : kIterationOverhead) /
+      numSMs;
 
   double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;
   double inflight =
@@ -317,9 +332,30 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
                 double(t.warpTileM() + t.warpTileN()) * eb;
   e.sharedCycles = sharedBytes / (numSMs * double(target.sharedBytesPerClock));
 
+  // The epilogue: its global traffic at the rate the resident warps reach
+  // (kEpilogueBytesPerWarpClock), capped by the SM's share of the device
+  // memory bandwidth.
+  double epilogueBytes =
+      p.epilogueBytes ? double(p.epilogueBytes)
+                      : double(p.batch * p.m * p.n) *
+                            double(elementBytes(p.resultType
+                                                    ? p.resultType
+                                                    : p.operandType));
+  double dramBytesPerClock = double(target.dramGBps) * 1e3 /
+                             (double(target.clockMHz) * numSMs);
+  double epilogueRate =
+      std::min(dramBytesPerClock,
+               double(resident * t.warps()) * kEpilogueBytesPerWarpClock);
+  e.epilogueCycles = epilogueBytes / (numSMs * epilogueRate);
+
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
                                    : std::max(e.computeCycles, e.globalCycles);
-  e.cycles = std::max(pipelined, e.sharedCycles) / e.waveEfficiency;
+  double mainLoop = std::max(pipelined, e.sharedCycles) + e.overheadCycles;
+  // A block's epilogue overlaps the main loops of the other blocks resident
+  // with it: with one block per SM nothing hides it.
+  e.cycles = (std::max(mainLoop, e.epilogueCycles) +
+              std::min(mainLoop, e.epilogueCycles) / double(resident)) /
+             e.waveEfficiency;
   if (e.occupancy.blocksPerSM < 2 && e.numBlocks > target.numSMs)
     e.cycles *= kLoneBlockPenalty;
   return e;
@@ -346,7 +382,9 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
      << "% efficient), cycles: ";
   os << "compute " << std::llround(e.computeCycles) << ", global "
      << std::llround(e.globalCycles) << ", shared "
-     << std::llround(e.sharedCycles) << ", estimated "
+     << std::llround(e.sharedCycles) << ", overhead "
+     << std::llround(e.overheadCycles) << ", epilogue "
+     << std::llround(e.epilogueCycles) << ", estimated "
      << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
   return s;
 }

@@ -107,6 +107,11 @@ struct MatmulProblem {
   bool stagedInRegisters = false;
   /// The convolution, for a conv2d's implicit GEMM.
   std::optional<ConvGeometry> conv;
+  /// Global-memory bytes of the epilogue over the whole problem: the
+  /// result's stores plus each group input the epilogue reads (a residual,
+  /// a bias) once; 0 where unknown (a bare MatmulProblem: the model then
+  /// counts only the result's stores).
+  int64_t epilogueBytes = 0;
 
   /// Where a stored matrix operand lies in the buffer the kernel reads, in
   /// elements: its first element, the distance between its stored rows and

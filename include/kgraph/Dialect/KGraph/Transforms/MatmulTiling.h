@@ -75,10 +75,12 @@ struct MatmulEstimate {
   int64_t waves = 0;
   /// numBlocks / (waves * blocksPerSM * numSMs), in (0, 1].
   double waveEfficiency = 0;
-  /// Model times in SM clock cycles (see MatmulTiling.cpp for the formulas):
+  /// Model times in SM clock cycles (see MatmulModel.cpp for the formulas):
   /// tensor-core/FMA time of the padded problem, global (L2) time of the
-  /// operand re-reads, shared-memory read time, and the total.
-  double computeCycles = 0, globalCycles = 0, sharedCycles = 0, cycles = 0;
+  /// operand re-reads, shared-memory read time, the main-loop iterations'
+  /// unhidden overhead, the epilogue's global traffic, and the total.
+  double computeCycles = 0, globalCycles = 0, sharedCycles = 0,
+         overheadCycles = 0, epilogueCycles = 0, cycles = 0;
 };
 /// `config` must have passed verifyMatmulConfig for `problem` and `target`
 /// (a tensor-core instruction only on operands that have one).
