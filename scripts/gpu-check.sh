@@ -24,7 +24,9 @@
 # bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_BENCH_GRAPHS_ARGS
 # (e.g. "--filter chain --no-compile"), KGRAPH_STRICT=1,
 # KGRAPH_ALLOW_STALE_CASES=1 (run a folder built from other sources: by
-# default the check refuses it, scripts/case_digest.py).
+# default the check refuses it, scripts/case_digest.py), KGRAPH_TUNING_DB (a
+# tuning database: bench_models also times ResNet-50 compiled with it; the
+# benchmark cases' tuned builds come from scripts/build-tuned-cases.py).
 set -u -o pipefail
 
 CASES=$(cd "${1:-.gpu}" 2>/dev/null && pwd) || {
@@ -293,7 +295,10 @@ PYEOF
   if [ "${KGRAPH_SKIP_MODELS:-0}" != 1 ]; then
     echo
     echo "== whole models through kgraph.compile (bench/bench_models.py)"
-    $PY bench/bench_models.py --json "$LOGS/bench_models.json" 2>&1 | tee "$LOGS/bench_models.log"
+    # With KGRAPH_TUNING_DB, ResNet-50 batch 256 is also compiled with that
+    # tuning database and timed beside the defaults (docs/tuning.md).
+    $PY bench/bench_models.py --json "$LOGS/bench_models.json" \
+      ${KGRAPH_TUNING_DB:+--tuning-db "$KGRAPH_TUNING_DB"} 2>&1 | tee "$LOGS/bench_models.log"
     md_rc=${PIPESTATUS[0]}
     mapfile -t md_lines < <(sed -n '/^== summary/,$p' "$LOGS/bench_models.log" | tail -n +2)
   fi

@@ -64,6 +64,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -247,16 +248,17 @@ static constexpr double kIterationOverhead = 16;
 /// the GEMM figure.
 static constexpr double kConvIterationOverhead = 64;
 /// Global-memory bytes per clock that one resident warp's epilogue moves
-/// (result stores, residual and bias loads); an SM's epilogues together
-/// reach at most its share of the device-memory bandwidth. The epilogue is
-/// latency-bound: each warp stores (and loads) its accumulator fragments in
-/// a few bytes per lane and waits. Calibrated on the H200 (session 8 tuning
-/// database, bench/tuning/h200.db.json) with the ResNet-50 1x1 convs of
-/// K = 64 whose main loop is short: conv2d + bias to 256x56x56x256 (411 MB
-/// of stores) took 0.40-0.42 ms with 8 resident warps per SM, and with a
-/// residual add (822 MB) 0.85 ms with 8 warps, 0.49 ms with 16: 0.40-0.50
-/// bytes per warp-clock.
+/// (result stores, residual and bias loads), and the most an SM's epilogues
+/// moved together. Today's epilogue stores (and loads) the accumulator
+/// fragments in place, a few bytes per lane, far below the device-memory
+/// bandwidth. Calibrated on the H200 (session 8 tuning database,
+/// bench/tuning/h200.db.json) with the ResNet-50 1x1 convs of K = 64, whose
+/// main loop is short: conv2d + bias to 256x56x56x256 (411 MB of stores)
+/// took 0.40-0.42 ms with 8 resident warps per SM; with a residual add
+/// (822 MB) 0.85 ms with 8 warps and 0.49 ms with 16 (6.5 bytes per SM
+/// clock, the fastest measured): 0.40-0.50 bytes per warp-clock.
 static constexpr double kEpilogueBytesPerWarpClock = 0.45;
+static constexpr double kEpilogueBytesPerSMClock = 6.5;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
 /// table's f16 rates scaled by the element-type table's operand rate (tf32
@@ -333,8 +335,12 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   e.sharedCycles = sharedBytes / (numSMs * double(target.sharedBytesPerClock));
 
   // The epilogue: its global traffic at the rate the resident warps reach
-  // (kEpilogueBytesPerWarpClock), capped by the SM's share of the device
-  // memory bandwidth.
+  // (kEpilogueBytesPerWarpClock), at most the fastest measured and the SM's
+  // share of the device-memory bandwidth. It overlaps the main loops of
+  // the other resident blocks and of the next wave, so the kernel takes the
+  // longer of the two: the epilogue binds where the main loop is short
+  // (small K, a residual to read), and a long main loop hides it (the
+  // large GEMMs' estimates matched their measured times without it).
   double epilogueBytes =
       p.epilogueBytes ? double(p.epilogueBytes)
                       : double(p.batch * p.m * p.n) *
@@ -344,18 +350,14 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   double dramBytesPerClock = double(target.dramGBps) * 1e3 /
                              (double(target.clockMHz) * numSMs);
   double epilogueRate =
-      std::min(dramBytesPerClock,
-               double(resident * t.warps()) * kEpilogueBytesPerWarpClock);
+      std::min({dramBytesPerClock, kEpilogueBytesPerSMClock,
+                double(resident * t.warps()) * kEpilogueBytesPerWarpClock});
   e.epilogueCycles = epilogueBytes / (numSMs * epilogueRate);
 
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
                                    : std::max(e.computeCycles, e.globalCycles);
   double mainLoop = std::max(pipelined, e.sharedCycles) + e.overheadCycles;
-  // A block's epilogue overlaps the main loops of the other blocks resident
-  // with it: with one block per SM nothing hides it.
-  e.cycles = (std::max(mainLoop, e.epilogueCycles) +
-              std::min(mainLoop, e.epilogueCycles) / double(resident)) /
-             e.waveEfficiency;
+  e.cycles = std::max(mainLoop, e.epilogueCycles) / e.waveEfficiency;
   if (e.occupancy.blocksPerSM < 2 && e.numBlocks > target.numSMs)
     e.cycles *= kLoneBlockPenalty;
   return e;

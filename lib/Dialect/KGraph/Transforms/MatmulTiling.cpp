@@ -309,7 +309,7 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
     Tiling tiling;
     MatmulEstimate estimate;
   };
-  SmallVector<Candidate> candidates;
+  SmallVector<Candidate, 0> candidates;
 
   const int64_t tiles[] = {32, 64, 128, 256};
   const int64_t tileKs[] = {16, 32, 64};
@@ -399,7 +399,9 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
   // picks among them. wgmma before mma.sync (measured on the H200, session
   // 8 database: wherever both tied, the wgmma tiling ran 5-40% faster; its
   // operands come from shared memory without ldmatrix and its issue is
-  // asynchronous), then more stages (slack against latency spikes the
+  // asynchronous), and of wgmma tilings the wider instruction (256x128 with
+  // 16 warps: 4 warpgroups of 64x128 ran 4-11% faster than 8 x 2 of
+  // 128x64), then more stages (slack against latency spikes the
   // mean-latency model does not see), then less global + shared-memory time
   // (slack behind the binding limit), a larger block tile, for wgmma grids
   // of more than one wave (grouped rasterization, below) the taller of two
@@ -415,7 +417,7 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
     const Tiling &t = c.tiling;
     const MatmulEstimate &e = c.estimate;
     return std::make_tuple(
-        t.kind == MmaKind::wgmma ? 0 : 1, -t.stages,
+        t.kind == MmaKind::wgmma ? -t.instN : 0, -t.stages,
         std::llround(e.globalCycles + e.sharedCycles),
         -t.tileM * t.tileN,
         usesGroupedRaster(t, e, p, target) && !usesTma(t, e, p, target, ctx)
