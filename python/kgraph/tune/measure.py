@@ -311,6 +311,12 @@ def _target_cc(target):
     return divmod(int(m.group(1)), 10) if m else None
 
 
+def uses_cubin(drv, ordinal, unit):
+    """Whether ``unit``'s candidates load from their cubins on device
+    ``ordinal``: when it is of the target's compute capability."""
+    return _target_cc(unit["target"]) == drv.compute_capability(ordinal)
+
+
 def _load_program(folder, c, ordinal, use_cubin):
     """The candidate's Program: from its cubin (prepare's ptxas output)
     when ``use_cubin``, else from its PTX (the driver compiles it)."""
@@ -320,6 +326,20 @@ def _load_program(folder, c, ordinal, use_cubin):
         else plan.ptx_path
     with open(path, "rb") as f:
         return Program(plan, f.read(), device=ordinal)
+
+
+def resident(drv, ordinal, folder, c, program, inputs, use_cubin):
+    """A Resident of candidate ``c``'s ``program`` (from ``_load_program``)
+    on ``inputs``; if the driver refuses the candidate's cubin, of its PTX
+    instead. What measure times and ``measure --explain`` profiles."""
+    try:
+        return Resident(drv, ordinal, program, inputs)
+    except KGraphError:
+        if not (use_cubin and c.get("cubin")):
+            raise
+        # A cubin this driver does not take: the PTX then.
+        return Resident(drv, ordinal, _load_program(folder, c, ordinal, False),
+                        inputs)
 
 
 def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=None,
@@ -353,7 +373,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
         return result
 
     drv.set_device(ordinal)
-    use_cubin = _target_cc(unit["target"]) == drv.compute_capability(ordinal)
+    use_cubin = uses_cubin(drv, ordinal, unit)
     programs = {}
     for c in cands:
         if c["status"] != "ok":
@@ -389,14 +409,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
                 continue
             alive(c["name"])
             try:
-                try:
-                    r = Resident(drv, ordinal, prog, inputs)
-                except KGraphError:
-                    if not (use_cubin and c.get("cubin")):
-                        raise
-                    # A cubin this driver does not take: the PTX then.
-                    prog = _load_program(folder, c, ordinal, False)
-                    r = Resident(drv, ordinal, prog, inputs)
+                r = resident(drv, ordinal, folder, c, prog, inputs, use_cubin)
                 r.poison()
                 r.run()
                 drv.synchronize(None)
