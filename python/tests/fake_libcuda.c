@@ -18,7 +18,8 @@
 // FAKE_CUDA_DEVICES (device count), FAKE_CUDA_NAME (device name, default
 // "Fake GPU <n>"), FAKE_CUDA_CC (compute capability "major.minor", default
 // "9.0"), FAKE_CUDA_ANY_KERNEL (set: launches of other kernels are logged,
-// not run, instead of failing).
+// not run, instead of failing), FAKE_CUDA_TRACE (a file every executed launch
+// appends "name gx gy gz" to: what a fake profiler reads).
 
 #include <stdint.h>
 #include <stdio.h>
@@ -219,6 +220,14 @@ static CUresult runKernel(int f, unsigned gx, unsigned gy, unsigned gz,
              (unsigned long long)(uintptr_t)stream, args);
   ++numLaunches;
   fakeClockUs += 1.0 + (double)gx * gy * gz;
+  const char *trace = getenv("FAKE_CUDA_TRACE");
+  if (trace) {
+    FILE *f = fopen(trace, "a");
+    if (f) {
+      fprintf(f, "%s %u %u %u\n", name, gx, gy, gz);
+      fclose(f);
+    }
+  }
   return 0;
 }
 

@@ -2,7 +2,7 @@
 ``kgraph-tune``.
 
     prepare GRAPH.mlir --target SM [--top N] -o DIR   work units, no GPU
-    measure DIR [--db DB]                              time them on a GPU
+    measure DIR [--db DB] [--explain]                  time them on a GPU
     run GRAPH.mlir --target SM --budget 10m --db DB    both, on one machine
     merge DB... -o DB                                  join databases
     ab A.plan.json B.plan.json                         compare two builds

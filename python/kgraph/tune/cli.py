@@ -47,6 +47,16 @@ def _measure_args(p):
                    "120)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (a line per kernel instead)")
+    p.add_argument("--explain", action="store_true",
+                   help="also record the hardware signals (occupancy, L2 "
+                   "hit rate, DRAM and tensor-pipe throughput) of each "
+                   "kernel's default and winner with Nsight Compute")
+    p.add_argument("--ncu", metavar="PATH", help="the Nsight Compute CLI for "
+                   "--explain (implies it; default: ncu on PATH, in "
+                   "/usr/local/cuda/bin or /opt/nvidia/nsight-compute)")
+    p.add_argument("--explain-timeout", type=float, metavar="S",
+                   help="seconds one Nsight Compute run may take before it "
+                   "is killed (default 120)")
 
 
 def parser():
@@ -132,7 +142,8 @@ def main(argv=None):
             kw = dict(gpus=args.gpus, budget=args.budget, reps=args.reps,
                       rounds=args.rounds, min_gain=args.min_gain,
                       flush_mb=args.flush_mb, progress=not args.no_progress,
-                      hang_timeout=args.hang_timeout)
+                      hang_timeout=args.hang_timeout, explain=args.explain,
+                      ncu=args.ncu, explain_timeout=args.explain_timeout)
             if args.verb == "measure":
                 measure(args.folder, db=args.db, **kw)
             else:

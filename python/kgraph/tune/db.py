@@ -11,7 +11,9 @@ problem ``signature``, the shape-free ``structure``, the ``shape``, the
 version ``space``), the model's pick (``default``) and the measured winner
 (``best``), ``speedup`` (the default's median over the winner's), and every
 candidate measured (``candidates``: config, model rank and estimate, median
-and quartiles, samples, status and reason). Of several records of one key
+and quartiles, samples, status and reason; for the default and winner of
+``measure --explain`` optionally ``signals``, Nsight Compute's hardware
+signals, which only ``report`` reads). Of several records of one key
 the newest (``measured_at``) applies; ``merge`` joins files and drops exact
 duplicates.
 """

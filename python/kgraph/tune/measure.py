@@ -311,6 +311,12 @@ def _target_cc(target):
     return divmod(int(m.group(1)), 10) if m else None
 
 
+def uses_cubin(drv, ordinal, unit):
+    """Whether ``unit``'s candidates load from their cubins on device
+    ``ordinal``: when it is of the target's compute capability."""
+    return _target_cc(unit["target"]) == drv.compute_capability(ordinal)
+
+
 def _load_program(folder, c, ordinal, use_cubin):
     """The candidate's Program: from its cubin (prepare's ptxas output)
     when ``use_cubin``, else from its PTX (the driver compiles it)."""
@@ -320,6 +326,20 @@ def _load_program(folder, c, ordinal, use_cubin):
         else plan.ptx_path
     with open(path, "rb") as f:
         return Program(plan, f.read(), device=ordinal)
+
+
+def resident(drv, ordinal, folder, c, program, inputs, use_cubin):
+    """A Resident of candidate ``c``'s ``program`` (from ``_load_program``)
+    on ``inputs``; if the driver refuses the candidate's cubin, of its PTX
+    instead. What measure times and ``measure --explain`` profiles."""
+    try:
+        return Resident(drv, ordinal, program, inputs)
+    except KGraphError:
+        if not (use_cubin and c.get("cubin")):
+            raise
+        # A cubin this driver does not take: the PTX then.
+        return Resident(drv, ordinal, _load_program(folder, c, ordinal, False),
+                        inputs)
 
 
 def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=None,
@@ -353,7 +373,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
         return result
 
     drv.set_device(ordinal)
-    use_cubin = _target_cc(unit["target"]) == drv.compute_capability(ordinal)
+    use_cubin = uses_cubin(drv, ordinal, unit)
     programs = {}
     for c in cands:
         if c["status"] != "ok":
@@ -389,14 +409,7 @@ def measure_unit(drv, ordinal, unit, reps=REPS, rounds=ROUNDS, max_candidates=No
                 continue
             alive(c["name"])
             try:
-                try:
-                    r = Resident(drv, ordinal, prog, inputs)
-                except KGraphError:
-                    if not (use_cubin and c.get("cubin")):
-                        raise
-                    # A cubin this driver does not take: the PTX then.
-                    prog = _load_program(folder, c, ordinal, False)
-                    r = Resident(drv, ordinal, prog, inputs)
+                r = resident(drv, ordinal, folder, c, prog, inputs, use_cubin)
                 r.poison()
                 r.run()
                 drv.synchronize(None)
@@ -557,6 +570,7 @@ def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
     except BaseException as e:  # reported by the parent
         out.put(("fatal", ordinal, f"GPU {ordinal}: {type(e).__name__}: {e}"))
         return
+    explain = opts.get("explain")
     try:
         while True:
             job = inbox.get()
@@ -581,6 +595,10 @@ def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
                 except Exception as e:  # noqa: BLE001 - one unit, reported
                     r = _unmeasured(u, gpu, f"measuring failed: "
                                             f"{type(e).__name__}: {e}")
+                if explain and "best_name" in r and "explain" not in excluded:
+                    if not _explain(u, r, ordinal, explain, libcuda,
+                                    lambda: _beat(doing, stamp, "explain")):
+                        explain = None  # ncu fails alike for every unit
                 with open(os.path.join(u["folder"], f"result.{_slug(gpu)}.json"),
                           "w") as f:
                     json.dump(r, f, indent=1)
@@ -591,6 +609,23 @@ def _worker(ordinal, inbox, out, opts, libcuda, doing, stamp):
         except KGraphError:
             pass
     out.put(("done", ordinal, None))
+
+
+def _explain(unit, result, ordinal, explain, libcuda, alive):
+    """Adds the hardware signals of ``result``'s default and winner to its
+    candidates (``measure --explain``); False, with the reason in
+    ``result["explain_error"]``, if Nsight Compute failed."""
+    from .explain import ExplainError, explain_unit
+    try:
+        signals = explain_unit(unit, result, ordinal, explain["ncu"],
+                               explain["timeout"], libcuda, alive)
+    except (ExplainError, OSError, KGraphError) as e:
+        result["explain_error"] = str(e)
+        return False
+    for c in result["candidates"]:
+        if c["name"] in signals:
+            c["signals"] = signals[c["name"]]
+    return True
 
 
 def _beat(doing, stamp, what):
@@ -642,7 +677,11 @@ def _measure_watched(gpus, units, opts, libcuda, on_result, hang_timeout, log):
         if what == "inputs":
             what = "c00"
         excluded.setdefault(name, {})[what] = (status, why)
-        log(f"{name}: {what} {why}; measuring {name} again without it")
+        if what == "explain":  # measured; Nsight Compute's run took it down
+            log(f"{name}: its worker {status} while Nsight Compute ran "
+                f"({why}); measuring {name} again without --explain")
+        else:
+            log(f"{name}: {what} {why}; measuring {name} again without it")
         pending.appendleft(name)
         start(g)
         dispatch(g)
@@ -686,7 +725,8 @@ def _measure_watched(gpus, units, opts, libcuda, on_result, hang_timeout, log):
 
 def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
             min_gain=0.02, flush_mb=None, libcuda=None, progress=True,
-            hang_timeout=120.0, log=print):
+            hang_timeout=120.0, explain=False, ncu=None, explain_timeout=None,
+            log=print):
     """Measures every work unit of ``folder`` and adds a record per kernel to
     the database ``db`` (default ``<folder>/tuning.db.json``; written after
     every kernel, so an interrupted run keeps what it measured). ``gpus``:
@@ -694,8 +734,12 @@ def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
     (default [0]). ``budget``: ("seconds", s) or ("trials", n), split over
     the kernels by their share of the graph's estimated time.
     ``hang_timeout``: seconds without progress after which a worker is
-    killed and the candidate it ran is left out. Returns (results,
-    Database)."""
+    killed and the candidate it ran is left out. ``explain`` (or an
+    ``ncu`` path): record the hardware signals of every kernel's default
+    and winner with Nsight Compute (kgraph.tune.explain), each ncu run
+    killed after ``explain_timeout`` seconds; where ncu is missing or
+    fails, a warning says why and measuring goes on without them. Returns
+    (results, Database)."""
     summary, units = load_units(folder)
     if reps < 1 or rounds < 1:
         raise ValueError(f"measure needs reps >= 1 and rounds >= 1, got "
@@ -711,12 +755,19 @@ def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
                 if budget is not None and budget[0] == "seconds" else None)
     opts = dict(folder=folder, reps=reps, rounds=rounds, min_gain=min_gain,
                 flush_mb=flush_mb, limits=plan_budget(units, budget),
-                deadline=deadline)
+                deadline=deadline, explain=_explain_options(
+                    explain, ncu, explain_timeout, log))
     bar = _progress_bar(len(units), progress)
     start = time.monotonic()
     added = [0]
+    warned = set()
 
     def on_result(r):
+        why = r.get("explain_error")
+        if why and why not in warned:
+            warned.add(why)
+            log(f"warning: --explain: Nsight Compute failed on {r['unit']}: "
+                f"{why}; no hardware signals for it and the kernels after it")
         rec = to_record(r)
         if rec:
             added[0] += database.add([rec])
@@ -743,7 +794,27 @@ def measure(folder, db=None, gpus=None, budget=None, reps=REPS, rounds=ROUNDS,
     log(table(results))
     log(f"measured {len(results)} kernel(s) in {time.monotonic() - start:.1f} s; "
         f"{added[0]} record(s) added to {db_path}")
+    if opts["explain"]:
+        n = sum(any("signals" in c for c in r["candidates"]) for r in results)
+        log(f"hardware signals (Nsight Compute) recorded for {n} of "
+            f"{len(results)} kernel(s)")
     return results, database
+
+
+def _explain_options(explain, ncu, timeout, log):
+    """The workers' ``--explain`` settings ({ncu, timeout}), or None when
+    not asked for or when ncu is not found (a warning says so)."""
+    if not (explain or ncu):
+        return None
+    from .explain import TIMEOUT, ExplainError, find_ncu
+    timeout = TIMEOUT if timeout is None else timeout
+    if timeout <= 0:
+        raise ValueError(f"--explain-timeout must be positive, got {timeout:g}")
+    try:
+        return dict(ncu=find_ncu(ncu), timeout=timeout)
+    except ExplainError as e:
+        log(f"warning: --explain: {e}; measuring without hardware signals")
+        return None
 
 
 def _progress_bar(total, enabled):

@@ -1,6 +1,7 @@
 """``kgraph.tune report DB``: where the analytic model's pick was slowest
 against the best measured candidate, how well its estimates rank the
-measured times, and a plot of estimate against measurement for
+measured times, why the winner won where ``measure --explain`` recorded the
+hardware signals, and a plot of estimate against measurement for
 recalibrating it."""
 
 import math
@@ -73,6 +74,7 @@ def report(db_path, png=None, gpu=None, target=None, log=print):
         if rho is not None:
             corrs.append(rho)
     rows.sort(key=lambda x: -x["speedup"])
+    why = _why_rows(recs)
     log(f"{len(recs)} kernel record(s) in {db_path}"
         + (f" (gpu {gpu})" if gpu else "") + (f" (target {target})" if target else ""))
     log(f"{'speedup':>7} {'default us':>10} {'best us':>9} {'rank':>4} "
@@ -100,9 +102,68 @@ def report(db_path, png=None, gpu=None, target=None, log=print):
             log(f"  {k}: measured / estimated time median "
                 f"{statistics.median(v):.2f} (n={len(v)}; the model's scale "
                 f"for recalibration)")
+    if why:
+        out["why"] = why
+        _log_why(why, log)
     if png:
         out["png"] = _plot(points, png, log)
     return out
+
+
+#: The signals the "why" table shows: (heading, signal name).
+WHY_COLUMNS = (("occupancy %", "occupancy_pct"), ("L2 hit %", "l2_hit_pct"),
+               ("DRAM %", "dram_pct"), ("tensor %", "tensor_pct"))
+
+
+def _signals(c):
+    """A candidate's recorded signals (``measure --explain``) as {name:
+    number}; None if it has none (or they are malformed)."""
+    sig = c.get("signals") if c else None
+    if not isinstance(sig, dict):
+        return None
+    return {k: v for k, v in sig.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _why_rows(recs):
+    """The records whose default and winner have signals: problem,
+    speedup, and both candidates' signals, largest speedup first."""
+    out = []
+    for r in recs:
+        cands = r.get("candidates", [])
+        default = next((c for c in cands if c.get("config") == r.get("default")), None)
+        best = next((c for c in cands if c.get("config") == r["best"]), None)
+        d, b = _signals(default), _signals(best)
+        if d is None or b is None:
+            continue
+        out.append(dict(problem=r.get("problem", r["signature"]),
+                        speedup=r.get("speedup", 1.0), default=d, best=b,
+                        kept=r["best"] == r.get("default")))
+    out.sort(key=lambda x: -x["speedup"])
+    return out
+
+
+def _log_why(why, log):
+    log("why (Nsight Compute, measure --explain): the default's signals -> "
+        "the winner's")
+    log(f"{'speedup':>7} " + " ".join(f"{h:>13}" for h, _ in WHY_COLUMNS) +
+        "  problem")
+    for x in why:
+        cells = []
+        for _, k in WHY_COLUMNS:
+            a, b = x["default"].get(k), x["best"].get(k)
+            if a is None and b is None:
+                cells.append("-")
+            elif x["kept"]:
+                cells.append(f"{a:.1f} kept" if a is not None else "-")
+            else:
+                cells.append(f"{_num(a)} -> {_num(b)}")
+        log(f"{x['speedup']:7.2f} " + " ".join(f"{c:>13}" for c in cells) +
+            f"  {x['problem'][:60]}")
+
+
+def _num(v):
+    return "?" if v is None else f"{v:.1f}"
 
 
 def _plot(points, png, log):
