@@ -1,6 +1,6 @@
 // The default f16 GEMM at 4096^3: PTX for sm_80 (mma.sync) and sm_90a
 // (wgmma) that ptxas assembles without spills, with cp.async copies and, on
-// sm_80, ldmatrix fragment loads and mma.sync; on sm_90a m64n128k16 wgmmas
+// sm_80, ldmatrix fragment loads and mma.sync; on sm_90a m64n256k16 wgmmas
 // reading both operands through descriptors (tnspA 0: A is K-major; tnspB 1:
 // B is N-major), 4 per k tile and slab, fenced, committed and waited with
 // wait_group 1 in the loop and 0 before the epilogue.
@@ -57,7 +57,7 @@
 // WGMMA-DAG: mbarrier.arrive.shared.b64
 // WGMMA-DAG: wgmma.fence.sync.aligned
 // WGMMA-DAG: wgmma.commit_group.sync.aligned
-// WGMMA-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// WGMMA-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // WGMMA-DAG: wgmma.wait_group.sync.aligned 0;
 // WGMMA-DAG: st.global.v2.b32
 

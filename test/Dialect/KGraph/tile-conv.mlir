@@ -12,9 +12,9 @@
 // M = 64*56*56 = 200704, N = 64, K = 3*3*64 = 576. The gather runs along
 // the 64 channels of one (kh, kw) tap, so A takes 16-byte copies.
 // CHECK-LABEL: func @resnet_3x3_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 2, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, group_m = 8>}
 // SM80-LABEL: func @resnet_3x3_nhwc_f16(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 32, warps_m = 4, warps_n = 1, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 func.func @resnet_3x3_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<64x56x56x64xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x56x56x64xf16>, tensor<64x3x3x64xf16> -> tensor<64x56x56x64xf16>
   return %0 : tensor<64x56x56x64xf16>
@@ -22,12 +22,13 @@ func.func @resnet_3x3_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<64x3x3x64
 
 // -----
 
-// A 1x1 NHWC conv2d is the plain GEMM [N*H*W, C] x [C, F]: K = 64 fits in
-// two 32-wide k tiles, hence two stages.
+// A 1x1 NHWC conv2d is the plain GEMM [N*H*W, C] x [C, F]: K = 64 is one
+// 64-wide k tile. With so short a main loop the epilogue's stores bind; on
+// sm_90a one stage of wgmma, on sm_80 mma.sync with more warps.
 // CHECK-LABEL: func @resnet_1x1_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 1, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8>}
 // SM80-LABEL: func @resnet_1x1_nhwc_f16(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 func.func @resnet_1x1_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<256x1x1x64xf16>) -> tensor<64x56x56x256xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc : tensor<64x56x56x64xf16>, tensor<256x1x1x64xf16> -> tensor<64x56x56x256xf16>
   return %0 : tensor<64x56x56x256xf16>
@@ -38,9 +39,9 @@ func.func @resnet_1x1_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<256x1x1x6
 // The stem has 3 input channels: the gather is contiguous over 3 elements
 // only, so load_width is 1 (synchronous copies).
 // CHECK-LABEL: func @stem_c3_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM80-LABEL: func @stem_c3_nhwc_f16(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 16, warps_m = 4, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 func.func @stem_c3_nhwc_f16(%x: tensor<64x224x224x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<64x112x112x64xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3] : tensor<64x224x224x3xf16>, tensor<64x7x7x3xf16> -> tensor<64x112x112x64xf16>
   return %0 : tensor<64x112x112x64xf16>
@@ -51,9 +52,9 @@ func.func @stem_c3_nhwc_f16(%x: tensor<64x224x224x3xf16>, %w: tensor<64x7x7x3xf1
 // NCHW gathers are strided along K (c, kh, kw): load_width 1. f16 inputs
 // with an f32 result still use mma.sync (wgmma only with cp.async copies).
 // CHECK-LABEL: func @nchw_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM80-LABEL: func @nchw_f16(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 func.func @nchw_f16(%x: tensor<8x64x28x28xf16>, %w: tensor<128x64x3x3xf16>) -> tensor<8x128x28x28xf32> {
   %0 = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : tensor<8x64x28x28xf16>, tensor<128x64x3x3xf16> -> tensor<8x128x28x28xf32>
   return %0 : tensor<8x128x28x28xf32>
@@ -64,9 +65,9 @@ func.func @nchw_f16(%x: tensor<8x64x28x28xf16>, %w: tensor<128x64x3x3xf16>) -> t
 // groups = 2 is a batch of two GEMMs (grid z): N = 32 / 2 = 16,
 // K = 3*3*12 = 108; the 12 channels per group allow 4-element copies.
 // CHECK-LABEL: func @groups_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
 // SM80-LABEL: func @groups_nhwc_f16(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 1, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
 func.func @groups_nhwc_f16(%x: tensor<4x14x14x24xf16>, %w: tensor<32x3x3x12xf16>) -> tensor<4x14x14x32xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] groups = 2 : tensor<4x14x14x24xf16>, tensor<32x3x3x12xf16> -> tensor<4x14x14x32xf16>
   return %0 : tensor<4x14x14x32xf16>

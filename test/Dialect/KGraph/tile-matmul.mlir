@@ -23,7 +23,7 @@
 // warp tiles, 232 registers: two blocks per SM) with a 4-stage cp.async
 // pipeline.
 // CHECK-LABEL: func @f16_4096(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 2, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 16, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 256, 16], load_width = 8, smem_padding = 0, group_m = 16, copy = tma>}
 // Plain sm_90 (no "a" features) has no wgmma: mma.sync.
 // SM90-LABEL: func @f16_4096(
 // SM90: kgraph.config = #kgraph.matmul_config<{{.*}}instruction = mma_sync, instruction_shape = [16, 8, 16]
@@ -61,9 +61,9 @@ func.func @f16_1024(%a: tensor<1024x1024xf16>, %b: tensor<1024x1024xf16>) -> ten
 // ResNet-like 3136x64x576: N = 64 fits one block column; small 32x64 tiles
 // give 98 blocks instead of 25.
 // CHECK-LABEL: func @conv_like(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 64, warps_m = 1, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 64, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM80-LABEL: func @conv_like(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 64, warps_m = 1, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 64, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @conv_like(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 4, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 8, smem_padding = 8>}
 // SM70-LABEL: func @conv_like(
@@ -79,7 +79,7 @@ func.func @conv_like(%a: tensor<3136x576xf16>, %b: tensor<576x64xf16>) -> tensor
 // CHECK-LABEL: func @classifier(
 // CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 64, warps_m = 1, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM80-LABEL: func @classifier(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 64, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 64, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @classifier(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 4, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 8, smem_padding = 8>}
 // SM70-LABEL: func @classifier(
@@ -93,9 +93,9 @@ func.func @classifier(%a: tensor<256x2048xf16>, %b: tensor<2048x1000xf16>) -> te
 
 // 1x1x1: one K step, hence one stage; K = 1 allows only scalar loads.
 // CHECK-LABEL: func @tiny(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 16, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 16, warps_m = 4, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM80-LABEL: func @tiny(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 16, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 16, warps_m = 4, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM75-LABEL: func @tiny(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 1, smem_padding = 8>}
 // SM70-LABEL: func @tiny(
@@ -109,9 +109,9 @@ func.func @tiny(%a: tensor<1x1xf16>, %b: tensor<1x1xf16>) -> tensor<1x1xf32> {
 
 // K = 27 (odd) forces load_width = 1; one 32-deep K step, one stage.
 // CHECK-LABEL: func @odd(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 32, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM80-LABEL: func @odd(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 32, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 32, warps_m = 4, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 1, smem_padding = 8>}
 // SM75-LABEL: func @odd(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 32, warps_m = 2, warps_n = 4, stages = 1, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 1, smem_padding = 8>}
 // SM70-LABEL: func @odd(
@@ -126,9 +126,9 @@ func.func @odd(%a: tensor<100x27xf16>, %b: tensor<27x30xf16>) -> tensor<100x30xf
 // Batched bf16: the batch multiplies the grid; K = 64 leaves room for 4
 // stages only with tile_k = 16.
 // CHECK-LABEL: func @batched(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 2, stages = 1, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0>}
 // SM80-LABEL: func @batched(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 16, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @batched(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 64, tile_k = 32, warps_m = 4, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 8, smem_padding = 8>}
 // SM70-LABEL: func @batched(
@@ -142,11 +142,11 @@ func.func @batched(%a: tensor<8x512x64xbf16>, %b: tensor<8x64x512xbf16>) -> tens
 
 // transpose_a: A's contiguous extent is M = 100, so load_width = 4.
 // CHECK-LABEL: func @transpose_a(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 1, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
 // SM80-LABEL: func @transpose_a(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 1, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 4, smem_padding = 8>}
 // SM75-LABEL: func @transpose_a(
-// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 64, warps_m = 2, warps_n = 4, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 4, smem_padding = 8>}
+// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 4, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 4, smem_padding = 8>}
 // SM70-LABEL: func @transpose_a(
 // SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 2, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 8>}
 func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tensor<100x256xf32> {
@@ -158,9 +158,9 @@ func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tens
 
 // transpose_b: B's contiguous extent is K = 1000, a multiple of 8.
 // CHECK-LABEL: func @transpose_b(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 5, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @transpose_b(
-// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
+// SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @transpose_b(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 2, warps_n = 4, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 8, smem_padding = 8>}
 // SM70-LABEL: func @transpose_b(
