@@ -520,6 +520,11 @@ def main(argv=None):
                     help="only cases whose name matches this regex")
     ap.add_argument("--no-bench", action="store_true",
                     help="leave out the benchmark cases")
+    ap.add_argument("--sample", type=int, default=None, metavar="N",
+                    help="at most N cases per manifest section, evenly spread "
+                         "over it (the same ones every build): a "
+                         "representative sample, e.g. for the other targets "
+                         "gpu-check runs")
     ap.add_argument("--parse-only", action="store_true",
                     help="only check that each case parses and verifies "
                          "(writes no PTX and no manifest)")
@@ -547,6 +552,16 @@ def main(argv=None):
     if args.filter:
         rx = re.compile(args.filter)
         todo = [(c, sec) for c, sec in todo if rx.search(c.name)]
+    if args.sample is not None:
+        if args.sample < 1:
+            ap.error(f"--sample must be at least 1, got {args.sample}")
+        by_sec = {}
+        for c, sec in todo:
+            by_sec.setdefault(sec, []).append((c, sec))
+        todo = []
+        for items in by_sec.values():
+            step = max(1, len(items) / args.sample)
+            todo += [items[int(i * step)] for i in range(min(args.sample, len(items)))]
     if args.list:
         for c, _ in todo:
             print(c.name)

@@ -8,7 +8,9 @@
 # Steps: GPU identity; the correctness tests (test/GPU: elementwise, matmul,
 # conv2d, fused graphs and the random graphs of the manifest's "fuzz" section); the same tests under compute-sanitizer memcheck (the
 # representative subset the manifest marks, small shapes for matmul and
-# conv2d; KGRAPH_MEMCHECK_SUBSET=all for every case); the benchmarks
+# conv2d; KGRAPH_MEMCHECK_SUBSET=all for every case); a sample of every
+# suite built for sm_80, sm_75 and sm_70 and run on this GPU (needs
+# KGRAPH_OPT); the benchmarks
 # (elementwise; matmul against cuBLAS and conv2d against cuDNN, with the
 # ptxas/SASS report of their kernels); a summary table, printed last. Exits non-zero if any step failed. Logs and
 # JSON go to $OUT (if set) or a fresh temporary folder.
@@ -209,6 +211,41 @@ gemm_bench() {
   [ $gb_rc -ne 0 ] && gb_line="FAILED (exit $gb_rc, see $LOGS/bench_$name.log): ${gb_line}"
 }
 
+# The other targets: this GPU also runs PTX built for sm_80, sm_75 and sm_70
+# (the driver compiles it), so their mma.sync, synchronous-copy and SIMT
+# paths are checked here too, on a sample of every suite that is built now
+# with $KGRAPH_OPT (scripts/build-gpu-cases.py --sample). Skipped without
+# KGRAPH_OPT or with KGRAPH_SKIP_TARGETS=1; KGRAPH_OTHER_TARGETS and
+# KGRAPH_TARGET_SAMPLE (cases per manifest section, default 40) change it.
+ot_rc=0; ot_lines=()
+if [ -z "${KGRAPH_OPT:-}" ] || [ "${KGRAPH_SKIP_TARGETS:-0}" = 1 ]; then
+  ot_lines=("skipped (KGRAPH_OPT unset or KGRAPH_SKIP_TARGETS=1)")
+else
+  for T in ${KGRAPH_OTHER_TARGETS:-sm_80 sm_75 sm_70}; do
+    echo
+    echo "== $T kernels on this GPU (a sample of every suite)"
+    start=$SECONDS
+    tdir="$LOGS/cases-$T"
+    if ! $PY scripts/build-gpu-cases.py "$KGRAPH_OPT" "$tdir" --target "$T" --no-bench \
+        --sample "${KGRAPH_TARGET_SAMPLE:-40}" --fuzz-count "${KGRAPH_TARGET_SAMPLE:-40}" \
+        -j "$(nproc)" > "$LOGS/cases-$T.log" 2>&1; then
+      ot_rc=1
+      ot_lines+=("$T: building the cases FAILED (see $LOGS/cases-$T.log)")
+      tail -n 5 "$LOGS/cases-$T.log"
+      continue
+    fi
+    tail -n 1 "$LOGS/cases-$T.log"
+    $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py test/GPU/test_conv.py \
+      test/GPU/test_graphs.py test/GPU/test_fuzz_graphs.py -q -rfE -p no:cacheprovider \
+      --kgraph-cases "$tdir" --junitxml="$LOGS/tests-$T.xml" > "$LOGS/tests-$T.log" 2>&1
+    rc=$?
+    tail -n 3 "$LOGS/tests-$T.log"
+    read -r o_pass o_fail o_skip o_unsup o_rest < <(pytest_counts "$LOGS/tests-$T.xml")
+    if [ $rc -ne 0 ] || [ "$o_pass" -eq 0 ] || [ "$o_skip" -ne 0 ]; then ot_rc=1; fi
+    ot_lines+=("$T: $o_pass passed, $o_fail failed, $o_skip skipped, $o_unsup unsupported ($((SECONDS - start))s)")
+  done
+fi
+
 bench_rc=0; bench_line="skipped"
 gr_rc=0; gr_lines=("skipped")
 tr_rc=0; tr_lines=("skipped")
@@ -305,7 +342,7 @@ PYEOF
 fi
 
 fail=0
-for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc" "${md_rc:-0}"; do
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$ot_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc" "${md_rc:-0}"; do
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
@@ -324,6 +361,7 @@ row "graphs" "tests: $t_gr_pass passed, $t_gr_fail failed (fused graphs)"
 row "fuzz" "tests: $t_fz_pass passed, $t_fz_fail failed (random graphs, fuzz seed $fuzz_seed)"
 row "unsupported" "$t_unsup matmul/conv2d tests skipped: no code generation"
 row "memcheck" "errors: $mc_errors; tests: $mc_status; exit $mc_rc (${mc_time}s, subset $SUBSET)"
+for l in "${ot_lines[@]}"; do row "targets" "$l"; done
 row "bench" "$bench_line"
 row "bench matmul" "$mm_line"
 row "ptxas 4096" "$mm_ptxas"
