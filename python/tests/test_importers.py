@@ -182,6 +182,21 @@ def test_booleans_without_a_kgraph_op(tmp_path):
     assert r.ops.get("compare") == 2 and r.ops.get("select") == 2, r.ops
 
 
+def test_tracing_assertions_compute_nothing(tmp_path):
+    """Runtime checks torch inserts while tracing (aten._assert_async here;
+    torch 2.6+ export also adds aten._assert_tensor_metadata after dtype
+    conversions) import as nothing: the graph's shapes are already known."""
+    def fn(x):
+        torch._assert_async((x == x).all())
+        return torch.relu(x) * 2.0
+    r = import_model(model_cases.Lambda(fn), inputs=["4x8:f32"],
+                     output=str(tmp_path / "a.mlir"))
+    assert "assert" not in r.text and r.ops.get("relu") == 1, (r.ops, r.text)
+    x = torch.randn(4, 8)
+    np.testing.assert_allclose(evaluate(r.builder, [x.numpy()])[0],
+                               (torch.relu(x) * 2.0).numpy())
+
+
 def test_expanded_weight_is_one_gemm(tmp_path):
     """bmm(x, W.expand(B, K, N)) is one [B*M, K] x [K, N] GEMM on the
     weight itself (transpose flag kept), not a batch of B copies."""

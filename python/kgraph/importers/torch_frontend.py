@@ -377,6 +377,13 @@ def _identity(L, x, *a, **kw):
     return x
 
 
+def _assertion(L, *a, **kw):
+    """A runtime check torch inserts while tracing (torch 2.6+ export adds
+    aten._assert_tensor_metadata after dtype conversions): the traced graph
+    already has the shapes and dtypes it asserts, so nothing is computed."""
+    return None
+
+
 def _dropout(L, x, p=0.5, train=False, *a):
     if train:
         raise Unsupported("dropout in training mode (call model.eval())")
@@ -660,6 +667,8 @@ OPS = {
     "full_like": _full_like(None), "zeros_like": _full_like(0),
     "ones_like": _full_like(1), "empty_like": _full_like(0),
     "getitem": _getitem,
+    "_assert_tensor_metadata": _assertion, "_assert_async": _assertion,
+    "_assert_scalar": _assertion,
 }
 OPS = {k: v for k, v in OPS.items() if v is not None}
 
@@ -669,7 +678,8 @@ _NO_TORCH_FOLD = {"t", "transpose", "permute", "view", "_unsafe_view", "reshape"
                   "_reshape_alias", "detach", "clone", "alias", "getitem",
                   "lift_fresh_copy", "lift_fresh", "slice", "split",
                   "split_with_sizes", "chunk", "unsqueeze", "squeeze",
-                  "flatten", "contiguous", "expand", "_to_copy", "to"}
+                  "flatten", "contiguous", "expand", "_to_copy", "to",
+                  "_assert_tensor_metadata", "_assert_async", "_assert_scalar"}
 
 #: Ops that mutate their first argument (``relu_``): mapped as their
 #: out-of-place form, the result replacing the argument for later nodes.
