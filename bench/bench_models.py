@@ -132,7 +132,8 @@ def bench_resnet50(tuning_db=None):
                                         dtype="f16", layout="nhwc", tuning_db=tuning_db)
             model.cuda()
             record("resnet50", f"compile b{batch} tuned", seconds=secs,
-                   **{k.replace(" ", "_"): v for k, v in (tuned.tuning or {}).items()})
+                   **{"from_" + k.replace(" ", "_"): v
+                      for k, v in (tuned.tuning or {}).items()})
             with torch.no_grad():
                 yt = tuned(xk)
             err = rel_l2(yt.float(), ref)

@@ -107,6 +107,7 @@ PYEOF
 tests_rc=0; t_pass=0; t_fail=0; t_skip=0; t_unsup=0; t_mm_pass=0; t_mm_fail=0
 t_cv_pass=0; t_cv_fail=0; t_gr_pass=0; t_gr_fail=0; t_fz_pass=0; t_fz_fail=0
 fuzz_seed=-; tests_time=0
+mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
 # KGRAPH_SKIP_TESTS=1: the benchmarks alone (a second call after a
 # correctness-only one, KGRAPH_SKIP_BENCH=1, where one call is too short).
 if [ "${KGRAPH_SKIP_TESTS:-0}" != 1 ]; then
