@@ -661,3 +661,30 @@ def test_build_tuned_cases(tmp_path):
     r = subprocess.run([sys.executable, script, opt, str(cases), str(tmp_path / "x.json")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no such file" in r.stderr
+
+
+def test_record_keeps_a_pick_measured_as_fast(tmp_path):
+    """A record replaces the model's pick only where it measured better than
+    that pick beyond noise: a pick the record timed at most the winner's
+    third quartile stays, with a remark saying so."""
+    opt = _opt()
+    graph = tmp_path / "g.mlir"
+    graph.write_text(TWO_SAME)
+    g = _listing(opt, graph, 4, "--fuse", "--tile=sm_90a")[0]
+    pick, other = g["candidates"][0]["config"], g["candidates"][2]["config"]
+
+    def configs_with(pick_median):
+        rec = _rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
+                   kind="gemm", space=g["space"], best=other, speedup=1.0,
+                   candidates=[dict(config=other, median_us=10.0, q3_us=10.3, status="ok"),
+                               dict(config=pick, median_us=pick_median, status="ok")])
+        db_path = str(tmp_path / "db.json")
+        tdb.Database([rec]).save(db_path)
+        return _configs_of_tiled(opt, ["--fuse", "--tile=sm_90a", "--emit=tiled",
+                                       f"--tuning-db={db_path}", "--tuning-report",
+                                       str(graph)])
+    configs, err = configs_with(10.2)
+    assert configs[0] == pick, err
+    assert "measured it as fast as its winner (10.20 us against 10.00 us)" in err
+    configs, err = configs_with(11.0)
+    assert configs[0] == other and "configuration from tuning record 0" in err, err

@@ -143,6 +143,22 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                   .str();
       } else if (KernelConfigAttrInterface config =
                      parseAndVerify(group, kind, record->best, sm, why)) {
+        // A record replaces the model's pick only where it measured better
+        // than the pick beyond noise: a pick measured in the record at most
+        // the winner's third quartile stays (the model changed since, or
+        // the two tied).
+        if (std::optional<std::string> pick = modelPickText(group, kind, sm);
+            pick && *pick != record->best && record->measuredAsFast(*pick)) {
+          how = llvm::formatv("configuration from the model: tuning record "
+                              "{0} of {1} (signature {2}) measured it as "
+                              "fast as its winner ({3:F2} us against "
+                              "{4:F2} us)",
+                              record->index, record->gpu, key.signature,
+                              record->measuredMedianUs.lookup(*pick),
+                              record->measuredMedianUs.lookup(record->best))
+                    .str();
+          return {};
+        }
         how = llvm::formatv("configuration from tuning record {0} of {1} "
                             "(signature {2})",
                             record->index, record->gpu, key.signature)
@@ -175,6 +191,22 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     how = "configuration from the model: no tuning record for " +
           key.summary + " (signature " + key.signature + ")" + gpuNote;
     return {};
+  }
+
+  /// The model's rank-1 configuration of `group`, printed as records hold
+  /// configurations; none where the model has no candidate.
+  std::optional<std::string> modelPickText(FusedOp group, GroupKind kind,
+                                           const SMTarget &sm) {
+    ScopedDiagnosticHandler quiet(group.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<SmallVector<ConfigCandidate>> candidates =
+        listConfigCandidates(group, kind, sm, /*limit=*/1);
+    if (failed(candidates) || candidates->empty())
+      return std::nullopt;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    candidates->front().config.print(os);
+    return text;
   }
 
   /// The configuration `text` of a record if it parses, is of `kind` and

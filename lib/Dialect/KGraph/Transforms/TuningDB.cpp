@@ -237,7 +237,30 @@ static std::optional<TuningRecord> parseRecord(const llvm::json::Value &value,
     }
     record.speedup = *speedup;
   }
+  // The measured candidates (optional: a record may keep only its winner).
+  // Malformed entries are ignored: only the timing comparison uses them.
+  if (const llvm::json::Array *cands = obj->getArray("candidates"))
+    for (const llvm::json::Value &c : *cands) {
+      const llvm::json::Object *co = c.getAsObject();
+      if (!co)
+        continue;
+      std::optional<StringRef> config = co->getString("config");
+      std::optional<double> median = co->getNumber("median_us");
+      if (!config || !median || !(*median > 0))
+        continue;
+      record.measuredMedianUs[*config] = *median;
+      if (*config == record.best)
+        record.bestQ3Us = co->getNumber("q3_us").value_or(*median);
+    }
   return record;
+}
+
+bool TuningRecord::measuredAsFast(StringRef config) const {
+  auto it = measuredMedianUs.find(config);
+  auto best = measuredMedianUs.find(this->best);
+  if (it == measuredMedianUs.end() || best == measuredMedianUs.end())
+    return false;
+  return it->second <= std::max(best->second, bestQ3Us);
 }
 
 std::optional<TuningDatabase>

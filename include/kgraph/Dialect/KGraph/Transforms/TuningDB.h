@@ -19,6 +19,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
@@ -65,6 +66,16 @@ struct TuningRecord {
   std::string best, defaultConfig;
   /// Median time of the default over the best's, when both were measured.
   std::optional<double> speedup;
+  /// The median time of every candidate measured ("candidates" with a
+  /// "median_us"), by configuration text; and the best's third quartile,
+  /// its noise (0 where not recorded).
+  llvm::StringMap<double> measuredMedianUs;
+  double bestQ3Us = 0;
+
+  /// Whether `config` (the model's pick now, as text) was measured in this
+  /// record no slower than the best's noise: the record then has nothing to
+  /// improve on it, and the model's pick stays.
+  bool measuredAsFast(llvm::StringRef config) const;
   /// ISO 8601 time of the measurement: of several records of one key the
   /// newest applies.
   std::string measuredAt;
