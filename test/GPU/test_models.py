@@ -26,8 +26,12 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "python", "tests"))
 
 
-def _manifest():
-    root = os.environ.get("KGRAPH_GPU_CASES") or os.path.join(REPO, ".gpu")
+def _manifest(config):
+    """(path, manifest or None) of ``<cases>/models/models.json``, the cases
+    folder from --kgraph-cases (as the other GPU tests), else
+    $KGRAPH_GPU_CASES, else .gpu."""
+    root = (config.getoption("--kgraph-cases") or os.environ.get("KGRAPH_GPU_CASES")
+            or os.path.join(REPO, ".gpu"))
     if os.path.isfile(root):
         root = os.path.dirname(root)
     path = os.path.join(root, "models", "models.json")
@@ -37,22 +41,23 @@ def _manifest():
         return path, json.load(f)
 
 
-_PATH, _MANIFEST = _manifest()
-_CASES = _MANIFEST["cases"] if _MANIFEST else []
-
-
-def _params():
-    if not _MANIFEST:
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason=f"no model manifest at {_PATH}: build it with "
-                   f"scripts/build-model-cases.py <kgraph-opt> .gpu"), id="no-manifest")]
+def pytest_generate_tests(metafunc):
+    if "model_case" not in metafunc.fixturenames:
+        return
+    path, manifest = _manifest(metafunc.config)
+    if not manifest:
+        metafunc.parametrize("model_case", [pytest.param(None, marks=pytest.mark.skip(
+            reason=f"no model manifest at {path}: build it with "
+                   f"scripts/build-model-cases.py <kgraph-opt> .gpu"), id="no-manifest")])
+        return
     out = []
-    for c in _CASES:
+    for c in manifest["cases"]:
+        c = dict(c, folder=os.path.dirname(path))
         marks = []
         if c["status"] == "unsupported":
             marks.append(pytest.mark.skip(reason=f"not compiled: {c['reason']}"))
         out.append(pytest.param(c, marks=marks, id=c["name"]))
-    return out
+    metafunc.parametrize("model_case", out)
 
 
 def _model(c):
@@ -65,19 +70,18 @@ def _model(c):
         model = torchvision.models.resnet50()
     else:
         model = torch.nn.TransformerEncoderLayer(768, 12, batch_first=True)
-    folder = os.path.dirname(_PATH)
+    folder = c["folder"]
     model.load_state_dict(torch.load(os.path.join(folder, c["state"]), map_location="cpu"))
     return model.eval()
 
 
-@pytest.mark.parametrize("model_case", _params())
 def test_model(model_case, gpu, seed):
     import torch
     import kgraph
     from kgraph.compiler import bind_parameters
     c = model_case
     assert c["status"] == "ok", c.get("reason")
-    folder = os.path.dirname(_PATH)
+    folder = c["folder"]
     prog = kgraph.load(os.path.join(folder, c["plan"]))
     prog = bind_parameters(prog, os.path.join(folder, c["mlir"]),
                            os.path.join(folder, c["weights"]) if c["weights"] else None)
