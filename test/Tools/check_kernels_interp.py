@@ -38,7 +38,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases"))
 sys.path.insert(0, os.path.join(HERE, "..", "fuzz"))
 
-from kinterp.memory import KernelError, Unsupported  # noqa: E402
+from kinterp.memory import KernelError, UndefinedValue, Unsupported  # noqa: E402
+from kinterp.parser import ParseError  # noqa: E402
 from kinterp.plan import Module, run_plan  # noqa: E402
 from kinterp.types import round_bf16  # noqa: E402
 
@@ -172,13 +173,22 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
     for b in in_bufs:
         ins[b["index"]] = xs[b["index"]]
     try:
-        outs, unwritten = run_plan(fplan, Module(ir), ins)
+        module = Module(ir)
+    except ParseError as e:
+        return "invalid", f"the kernel IR does not parse: {e}", len(fplan["kernels"])
+    try:
+        outs, unwritten = run_plan(fplan, module, ins)
+    except UndefinedValue as e:
+        return "invalid", str(e), len(fplan["kernels"])
     except (KernelError, Unsupported) as e:
         kind = "unsupported" if isinstance(e, Unsupported) else "kernel error"
         return "FAIL", f"{kind}: {e}", len(fplan["kernels"])
     except Exception:   # a bug of the interpreter: say where
         import traceback
-        return "FAIL", "interpreter error:\n" + traceback.format_exc(), len(fplan["kernels"])
+        tb = traceback.format_exc()
+        if not verbose:
+            tb = tb.strip().splitlines()[-1] + " (--verbose: the traceback)"
+        return "FAIL", "interpreter error: " + tb, len(fplan["kernels"])
     refs = run.ref(*[wide(x, spec[1]) for x, spec in zip(xs, run.inputs)])
     refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
     out_bufs = {b["index"]: b for b in fplan["buffers"] if b["kind"] == "output"}
@@ -192,9 +202,9 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
     return "ok", "", len(fplan["kernels"])
 
 
-def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout):
+def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout, verbose=False):
     """Checks every (run, target, fuse); returns the counts."""
-    counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0}
+    counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0, "invalid": 0}
     for run in runs:
         for target in run.targets:
             done = {}
@@ -218,7 +228,7 @@ def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout):
                         continue
                     done[key] = True
                     status, msg, k = check_one(opt, run, target, fuse, seed, mutate,
-                                               compiled=compiled)
+                                               verbose=verbose, compiled=compiled)
                 counts[status] += 1
                 dt = time.time() - t0
                 if status == "ok":
@@ -272,6 +282,7 @@ def main():
     ap.add_argument("--targets", help="comma-separated targets to keep")
     ap.add_argument("--mutate", nargs=2, metavar=("FROM", "TO"))
     ap.add_argument("--input-seed", type=int, default=0)
+    ap.add_argument("--verbose", action="store_true", help="tracebacks of interpreter errors")
     args = ap.parse_args()
     runs = []
     if args.cases is not None:
@@ -288,14 +299,15 @@ def main():
     deadline = time.time() + args.time if args.time else None
     t0 = time.time()
     mutate = tuple(args.mutate) if args.mutate else None
-    counts = check_runs(args.opt, runs, args.input_seed, mutate, deadline)
+    counts = check_runs(args.opt, runs, args.input_seed, mutate, deadline, verbose=args.verbose)
     dt = time.time() - t0
     note = ", stopped at the time limit" if counts.get("timeout") else ""
     if mutate is not None:
         # A mutation must make every run it changes fail.
         print(f"interp mutation: {counts['FAIL']} caught, {counts['ok']} missed, "
-              f"{counts['unchanged']} unchanged, {counts['rejected']} rejected ({dt:.0f} s{note})")
-        sys.exit(0 if counts["ok"] == 0 and counts["FAIL"] > 0 else 1)
+              f"{counts['unchanged']} unchanged, {counts['invalid']} invalid, "
+              f"{counts['rejected']} rejected ({dt:.0f} s{note})")
+        sys.exit(0 if counts["ok"] == 0 and counts["invalid"] == 0 and counts["FAIL"] > 0 else 1)
     print(f"interp: {counts['ok']} ok, {counts['FAIL']} failed, {counts['rejected']} rejected "
           f"by the compiler, {counts['same']} same with --fuse ({dt:.0f} s{note})")
     bad = counts["FAIL"] or (args.cases is not None and counts["rejected"])

@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from . import ops_arith, ops_async, ops_memory, ops_warp
-from .memory import KernelError, Lanes, Unsupported
+from .memory import KernelError, Lanes, UndefinedValue, Unsupported
 from .parser import walk
 
 #: Ops whose handlers are generators (they run regions or may block).
@@ -117,6 +117,8 @@ class Interp:
         self.kernel_name = kernel_name
         self.shared = {}           # name -> SharedMemory of the chunk
         self.async_state = ops_async.AsyncState(self)
+        # Barrier intervals per block, for race detection (memory.race_read).
+        self.epoch = np.zeros(lanes.nblocks, np.int32)
 
     # --- regions -----------------------------------------------------------
     def run_block(self, block, env, mask):
@@ -125,10 +127,16 @@ class Interp:
             h = op.handler
             if h is False:
                 return [env[o] for o in op.operands]
-            if op.gen:
-                r = yield from h(self, op, env, mask)
-            else:
-                r = h(self, op, env, mask)
+            try:
+                if op.gen:
+                    r = yield from h(self, op, env, mask)
+                else:
+                    r = h(self, op, env, mask)
+            except KeyError as e:
+                if e.args and isinstance(e.args[0], str) and e.args[0].startswith("%"):
+                    raise UndefinedValue(f"line {op.line}: {op.name} uses {e.args[0]}, "
+                                         "which is not defined") from None
+                raise
             res = op.results
             if res:
                 if len(res) == 1:
@@ -366,6 +374,10 @@ def run_kernel(func_op, args, grid, block, shared_bytes, memory, name="kernel",
                 break
             if ev[0] == "barrier":
                 check_barrier(ip, ev[1], f"{name} {ev[2] if len(ev) > 2 else ''}")
+                if ev[1] is None:
+                    ip.epoch += 1
+                else:
+                    ip.epoch[np.unique(lanes.blk[ev[1]])] += 1
             elif ev[0] == "wait":
                 if not ev[1]():
                     raise KernelError(f"{name}: deadlock: every thread waits ({ev[2]})")

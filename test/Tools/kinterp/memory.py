@@ -18,6 +18,10 @@ class Unsupported(Exception):
     """An op (or a form of one) the interpreter does not implement."""
 
 
+class UndefinedValue(Exception):
+    """The IR uses a value it never defines (malformed IR)."""
+
+
 GLOBAL_BASE = 0x7F00_0000_0000
 #: Shared-window address of a block's dynamic shared memory: 16 past a
 #: 1024-byte boundary, so a kernel that assumes more than the 16-byte
@@ -74,10 +78,81 @@ class SharedMemory:
         # Bytes written by the generic proxy since their block's last
         # fence.proxy.async (see ops_async).
         self.dirty = np.zeros((nblocks, size), np.uint8)
+        # Race detection (see RaceCheck): per byte the warp that last wrote
+        # it and in which barrier interval, and the warp(s) that read it.
+        self.w_warp = np.full((nblocks, size), -1, np.int32)
+        self.w_epoch = np.full((nblocks, size), -1, np.int32)
+        self.r_warp = np.full((nblocks, size), -1, np.int32)
+        self.r_epoch = np.full((nblocks, size), -1, np.int32)
         self.addr, self.name = addr, name
 
     def __repr__(self):
         return f"<shared {self.name} {self.nbytes} B at {self.addr:#x}>"
+
+
+#: r_warp of a byte read by several warps in one barrier interval.
+MANY = -2
+#: w_warp of bytes the async proxy (TMA) wrote: ordered by mbarriers.
+ASYNC = -3
+
+
+def race_read(ip, op, smem, blk, offs, warp):
+    """Shared-memory bytes `offs` ([k, n]) of blocks `blk` ([k]) read by
+    warps `warp` ([k]): fails on a byte another warp wrote since the last
+    barrier of the block; records the readers."""
+    ep = ip.epoch[blk][:, None]
+    w = warp[:, None]
+    ww = smem.w_warp[blk[:, None], offs]
+    bad = (smem.w_epoch[blk[:, None], offs] == ep) & (ww != w) & (ww != ASYNC)
+    if bad.any():
+        _race(op, smem, blk, offs, warp, bad, ww, "reads", "wrote")
+    rw = smem.r_warp[blk[:, None], offs]
+    same = smem.r_epoch[blk[:, None], offs] == ep
+    new = np.where(same & (rw != w), MANY, w).astype(np.int32)
+    b2 = np.broadcast_to(blk[:, None], offs.shape)
+    smem.r_warp[b2, offs] = new
+    smem.r_epoch[b2, offs] = ep
+    back = smem.r_warp[b2, offs]
+    multi = back != new
+    if multi.any():
+        smem.r_warp[b2[multi], offs[multi]] = MANY
+
+
+def race_write(ip, op, smem, blk, offs, warp, writer=None):
+    """Bytes written by warps `warp`: fails on a byte another warp read or
+    wrote since the block's last barrier; records the writer (`writer`
+    overrides the warp, e.g. ASYNC)."""
+    ep = ip.epoch[blk][:, None]
+    w = warp[:, None]
+    b2 = np.broadcast_to(blk[:, None], offs.shape)
+    if writer is None:
+        ww = smem.w_warp[b2, offs]
+        bad = (smem.w_epoch[b2, offs] == ep) & (ww != w) & (ww != ASYNC)
+        if bad.any():
+            _race(op, smem, blk, offs, warp, bad, ww, "writes", "wrote")
+        rw = smem.r_warp[b2, offs]
+        bad = (smem.r_epoch[b2, offs] == ep) & (rw != w) & (rw != -1)
+        if bad.any():
+            _race(op, smem, blk, offs, warp, bad, rw, "writes", "read")
+    val = np.broadcast_to(w if writer is None else np.int32(writer), offs.shape).astype(np.int32)
+    smem.w_warp[b2, offs] = val
+    smem.w_epoch[b2, offs] = ep
+    if writer is None:
+        back = smem.w_warp[b2, offs]
+        if (back != val).any():
+            i = np.argwhere(back != val)[0]
+            raise KernelError(f"line {op.line}: shared-memory race: warps {int(val[tuple(i)])} and "
+                              f"{int(back[tuple(i)])} of block {int(blk[i[0]])} write byte "
+                              f"{int(offs[tuple(i)])} of {smem.name} in one op")
+
+
+def _race(op, smem, blk, offs, warp, bad, other, what, did):
+    i = np.argwhere(bad)[0]
+    o = int(other[tuple(i)])
+    who = "several warps" if o == MANY else f"warp {o}"
+    raise KernelError(f"line {op.line}: shared-memory race: {op.name}: warp {int(warp[i[0]])} of "
+                      f"block {int(blk[i[0]])} {what} byte {int(offs[tuple(i)])} of {smem.name}, "
+                      f"which {who} {did} since the last barrier")
 
 
 class MemRefVal:
@@ -133,6 +208,7 @@ class Lanes:
         b = np.repeat(lin_blk, per)
         self.bid = (b % gx, (b // gx) % gy, b // (gx * gy))
         self.lane = t % 32
+        self.warp = (t // 32).astype(np.int32)
         self.block = block
         self.grid = grid
 
@@ -191,6 +267,10 @@ def gather(ip, op, mref, indices, mask, width=None):
             lin = np.where(mask.reshape((-1,) + (1,) * len(vshape)), lin, base)
         blk = ip.lanes.blk.reshape((-1,) + (1,) * len(vshape))
         raw = view[blk, lin]
+        lanes = np.arange(n) if mask is None else np.flatnonzero(mask)
+        isz = dt.itemsize
+        offs = (lin[lanes].reshape(len(lanes), -1)[:, :, None] * isz + np.arange(isz)).reshape(len(lanes), -1)
+        race_read(ip, op, buf, ip.lanes.blk[lanes], offs, ip.lanes.warp[lanes])
     else:
         if mask is not None and np.ndim(lin) > len(vshape):
             lin = np.where(mask.reshape((-1,) + (1,) * len(vshape)), lin, base)
@@ -220,6 +300,10 @@ def scatter(ip, op, mref, indices, value, mask, width=None):
         buf.data.view(dt)[blk, lin] = val
         u = np.dtype(f"u{dt.itemsize}")
         buf.dirty.view(u)[blk, lin] = np.iinfo(u).max
+        isz = dt.itemsize
+        k = lin.shape[0]
+        offs = (lin.reshape(k, -1)[:, :, None] * isz + np.arange(isz)).reshape(k, -1)
+        race_write(ip, op, buf, blk.reshape(k, -1)[:, 0], offs, ip.lanes.warp[sel])
     else:
         buf.data.view(dt)[lin] = val
         buf.written.view(np.dtype(f'u{dt.itemsize}'))[lin] = np.iinfo(f'u{dt.itemsize}').max

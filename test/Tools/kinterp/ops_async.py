@@ -22,7 +22,7 @@ bytes fails.
 """
 import numpy as np
 
-from .memory import KernelError, SharedMemory, Unsupported
+from .memory import ASYNC, KernelError, SharedMemory, Unsupported, race_write
 from .types import storage_dtype
 
 
@@ -60,8 +60,9 @@ class AsyncState:
         self.mbarriers = {}
 
     # --- cp.async ----------------------------------------------------------------
-    def land_cp(self, select):
-        """Lands the copies of the lanes `select(record)` chooses."""
+    def land_cp(self, select, op=None):
+        """Lands the copies of the lanes `select(record)` chooses (at op,
+        their wait; None at the end of the kernel)."""
         keep = []
         for rec in self.cp_records:
             lanes, groups, smem, blk, offs, data = rec
@@ -69,6 +70,8 @@ class AsyncState:
             if now.any():
                 smem.data[blk[now][:, None], offs[now]] = data[now]
                 mark_dirty(smem, blk[now][:, None], offs[now])
+                if op is not None:
+                    race_write(self.ip, op, smem, blk[now], offs[now], self.ip.lanes.warp[lanes[now]])
             if (~now).any():
                 keep.append((lanes[~now], groups[~now], smem, blk[~now], offs[~now], data[~now]))
         self.cp_records = keep
@@ -93,6 +96,8 @@ class AsyncState:
             blk, smem, offs, data, nbytes = rec
             if blocks is None or blk in blocks:
                 smem.data[blk, offs] = data
+                smem.w_warp[blk, offs] = ASYNC
+                smem.w_epoch[blk, offs] = -1
                 bar.tx[blk] -= nbytes
             else:
                 keep.append(rec)
@@ -174,6 +179,8 @@ def h_async_copy(ip, op, env, mask):
     data = np.where(valid, src.buf.data[sidx_b], 0).astype(np.uint8)
     st = ip.async_state
     blk = ip.lanes.blk[lanes]
+    # The copy may land at once: nobody else may still read its bytes.
+    race_write(ip, op, dst.buf, blk, doff[:, None] + byte, ip.lanes.warp[lanes])
     st.cp_records.append((lanes, st.cp_committed[lanes].copy(), dst.buf, blk,
                           doff[:, None] + byte, data))
     return np.int64(0)
@@ -188,22 +195,22 @@ def h_cp_commit(ip, op, env, mask):
     return np.int64(0) if op.results else None
 
 
-def _cp_wait(ip, mask, n):
+def _cp_wait(ip, op, mask, n):
     st = ip.async_state
     act = np.ones(ip.lanes.count, bool) if mask is None else mask
     committed = st.cp_committed
 
     def select(lanes, groups):
         return act[lanes] & (groups < committed[lanes] - n)
-    st.land_cp(select)
+    st.land_cp(select, op)
 
 
 def h_cp_wait(ip, op, env, mask):
-    _cp_wait(ip, mask, op.int_attr("n"))
+    _cp_wait(ip, op, mask, op.int_attr("n"))
 
 
 def h_nvgpu_wait(ip, op, env, mask):
-    _cp_wait(ip, mask, op.int_attr("numGroups", 0))
+    _cp_wait(ip, op, mask, op.int_attr("numGroups", 0))
 
 
 # ---- proxy fence --------------------------------------------------------------------
@@ -271,7 +278,7 @@ def _operand_offsets(desc, rows, ks, kmajor):
 
 class _Wgmma:
     __slots__ = ("pending", "acc", "desc_a", "desc_b", "groups", "blk", "shape", "ka", "kb",
-                 "scale_d", "elem", "op")
+                 "scale_d", "elem", "op", "epoch")
 
 
 def h_wgmma(ip, op, env, mask):
@@ -297,6 +304,7 @@ def h_wgmma(ip, op, env, mask):
     rec.desc_a, rec.desc_b = da[:, 0], db[:, 0]
     rec.groups = wgs
     rec.blk = ip.lanes.blk.reshape(-1, 128)[wgs, 0]
+    rec.epoch = ip.epoch[rec.blk].copy()
     rec.shape = (m, n, k)
     rec.ka = "row" in op.attr("layoutA")
     rec.kb = "col" in op.attr("layoutB")
@@ -325,9 +333,9 @@ def _resolve(ip, rec):
     drow = 16 * w[:, None] + l[:, None] // 4 + 8 * ((i[None, :] // 2) % 2)
     dcol = 8 * (i[None, :] // 4) + 2 * (l[:, None] % 4) + i[None, :] % 2
     smems = [s for s in ip.shared.values()]
-    for g, blk, da, db in zip(rec.groups, rec.blk, rec.desc_a, rec.desc_b):
-        A = _read_operand(ip, op, smems, blk, int(da), m, k, rec.ka, rec.elem)      # m x k
-        Bt = _read_operand(ip, op, smems, blk, int(db), n, k, rec.kb, rec.elem)     # n x k
+    for g, blk, da, db, ep in zip(rec.groups, rec.blk, rec.desc_a, rec.desc_b, rec.epoch):
+        A = _read_operand(ip, op, smems, blk, int(da), m, k, rec.ka, rec.elem, ep)      # m x k
+        Bt = _read_operand(ip, op, smems, blk, int(db), n, k, rec.kb, rec.elem, ep)     # n x k
         D = A @ Bt.T
         if rec.scale_d:
             C = np.zeros((m, n))
@@ -337,7 +345,7 @@ def _resolve(ip, rec):
     rec.pending.value = out.reshape(cnt, n // 2)
 
 
-def _read_operand(ip, op, smems, blk, desc, rows, k, kmajor, elem):
+def _read_operand(ip, op, smems, blk, desc, rows, k, kmajor, elem, epoch):
     addr = _operand_offsets(desc, np.arange(rows), np.arange(k), kmajor)
     lo, hi = int(addr.min()), int(addr.max()) + 2
     smem, base = _shared_of(ip, op, lo, hi - lo)
@@ -348,7 +356,16 @@ def _read_operand(ip, op, smems, blk, desc, rows, k, kmajor, elem):
     if (d[blk, off] | d[blk, off + 1]).any():
         raise KernelError(f"line {op.line}: wgmma reads shared memory written by the generic "
                           "proxy without a fence.proxy.async since")
-    raw = smem.data[blk, off[..., None] + np.arange(2)]
+    # Generic-proxy writes (st.shared, cp.async) in the barrier interval of
+    # the issue or later: not ordered before the wgmma (a race).
+    b = off[..., None] + np.arange(2)
+    ww, we = smem.w_warp[blk, b], smem.w_epoch[blk, b]
+    bad = (ww >= 0) & (we >= epoch)
+    if bad.any():
+        raise KernelError(f"line {op.line}: shared-memory race: wgmma of block {blk} reads bytes "
+                          f"warp {int(ww[bad][0])} wrote without a barrier before the wgmma "
+                          "(or while it was in flight)")
+    raw = smem.data[blk, b]
     u16 = np.ascontiguousarray(raw).view(np.uint16)[..., 0]
     if elem == "f16":
         return u16.view(np.float16).astype(np.float64)

@@ -6,7 +6,7 @@ ISA's "Matrix Fragments for mma.m16n8k*" tables; every warp that executes
 one of these ops must have all 32 lanes active."""
 import numpy as np
 
-from .memory import KernelError, Unsupported
+from .memory import KernelError, Unsupported, race_read
 from .types import register_dtype, to_register, storage_dtype, wrap_int
 
 
@@ -118,6 +118,8 @@ def h_ldmatrix(ip, op, env, mask):
     blk = ip.lanes.blk.reshape(nw, 32)[:, 0]
     safe = np.where(need.reshape(nw, 32)[:, :8 * num].reshape(nw, num, 8), offs, m.aligned)
     rows = m.buf.data[blk[:, None, None, None], safe[..., None] + np.arange(16)]  # nw,num,8,16
+    rl = np.flatnonzero(need)
+    race_read(ip, op, m.buf, ip.lanes.blk[rl], off[rl][:, None] + np.arange(16), ip.lanes.warp[rl])
     l = np.arange(32)
     if not trans:
         # Lane l: bytes 4 (l % 4) .. +4 of row l / 4 of each matrix.
