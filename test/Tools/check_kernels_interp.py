@@ -54,21 +54,24 @@ class CompileError(Exception):
 
 def compile_graph(opt, text, target, fuse, flags=()):
     """(plan function entry, --emit=gpu IR in generic form)."""
+    opt = os.path.abspath(opt) if os.sep in opt else opt
     fl = ["--fuse"] if fuse else []
     fl += [f for f in flags if f != "--fuse"]
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "g.mlir")
         with open(src, "w") as f:
             f.write(text)
-        p = subprocess.run([opt, *fl, f"--tile={target}", src, "-o", os.path.join(d, "g.ptx")],
-                           capture_output=True, text=True)
+        # Relative paths: the locations in the plan and IR do not depend on d.
+        p = subprocess.run([opt, *fl, f"--tile={target}", "g.mlir", "-o", "g.ptx"],
+                           capture_output=True, text=True, cwd=d)
         if p.returncode:
             raise CompileError(p.stderr.strip().splitlines()[0] if p.stderr.strip() else
                                f"kgraph-opt exit {p.returncode}")
         plan = json.load(open(os.path.join(d, "g.plan.json")))
         fplan = plan["functions"][0] if "functions" in plan else plan
         g = subprocess.run([opt, *fl, f"--tile={target}", "--emit=gpu",
-                            "--mlir-print-op-generic", src], capture_output=True, text=True)
+                            "--mlir-print-op-generic", "g.mlir"], capture_output=True, text=True,
+                           cwd=d)
         if g.returncode:
             raise CompileError(g.stderr.strip().splitlines()[0])
     return fplan, g.stdout
