@@ -22,6 +22,7 @@ first mismatch; the last line counts them. Exit 1 on any failure.
 """
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -239,6 +240,11 @@ def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout, ve
                           file=out, flush=True)
                 elif status == "FAIL":
                     print(f"FAIL {label}: {msg}", file=out, flush=True)
+                    if run.name.startswith("fuzz-"):
+                        print(f"  again: check_kernels_interp.py OPT --fuzz-graph {run.name[5:]}"
+                              f"\n  the graph:\n" + "".join("    " + l + "\n" for l in
+                                                        run.text.splitlines()),
+                              file=out, flush=True)
                 else:
                     print(f"{status} {label}: {msg}", file=out, flush=True)
     return counts
@@ -257,13 +263,43 @@ def hand_written(names=()):
     return runs
 
 
-def fuzz_runs(seed, count):
+#: GPU graph cases (test/GPU/cases/graphs) the CPU runs: inputs of at most
+#: this many elements.
+GRAPH_MAX_ELEMENTS = 1 << 16
+GRAPH_TARGETS = ("sm_90a", "sm_80")
+
+
+def graph_runs(modules=(), names=(), max_elements=GRAPH_MAX_ELEMENTS):
+    """The GPU graph cases small enough for the interpreter, with their own
+    flags, on the targets the GPU check builds."""
+    import graph_case
+    runs = []
+    for c in graph_case.load_cases(list(modules) or None):
+        if names and c.name not in names:
+            continue
+        if max(math.prod(i.shape) for i in c.inputs) > max_elements:
+            continue
+        # Pinned wgmma / TMA configurations exist on sm_90a only.
+        hopper = "instruction = wgmma" in c.text or "copy = tma" in c.text
+        runs.append(Run(c.name, c.text, [(i.shape, i.dtype, i.lo, i.hi) for i in c.inputs],
+                        c.ref, c.tol, flags=c.flags,
+                        targets=("sm_90a",) if hopper else GRAPH_TARGETS,
+                        fuse=("--fuse" in c.flags,)))
+    return runs
+
+
+def fuzz_runs(seed, count, subs=()):
     """Small random graphs of the fuzzer's generator (graphgen.gpu_graph with
-    small dims), each on a target drawn from its name."""
+    small dims; or the graphs of the sub-seeds `subs`), each on a target
+    drawn from its name."""
     import graphgen
     runs = []
-    for i in range(count):
-        g, sub = graphgen.gpu_graph(f"{seed}-{i}", small=True)
+    todo = [(None, s) for s in subs] or [(f"{seed}-{i}", None) for i in range(count)]
+    for name, sub in todo:
+        if sub is None:
+            g, sub = graphgen.gpu_graph(name, small=True)
+        else:
+            g = graphgen.generate(sub, allow_data_movement=False, small=True)
         if g is None:
             continue
         rnd = random.Random(f"target-{sub}")
@@ -279,10 +315,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("opt")
     ap.add_argument("--cases", nargs="*", help="hand-written cases (all, or these names)")
+    ap.add_argument("--graphs", nargs="*", help="GPU graph cases (of these modules of "
+                    "test/GPU/cases/graphs, default all) small enough for the CPU")
+    ap.add_argument("--graph", action="append", default=[], help="only this GPU graph case")
     ap.add_argument("--fuzz", type=int, help="this many random graphs")
     ap.add_argument("--seed", help="fuzz seed ([0-9a-z]; default: new each run)")
+    ap.add_argument("--fuzz-graph", action="append", default=[],
+                    help="the fuzz graph of this sub-seed (as printed: SEED-I[.T])")
     ap.add_argument("--time", type=float, help="stop starting runs after this many seconds")
     ap.add_argument("--targets", help="comma-separated targets to keep")
+    ap.add_argument("--one-target", action="store_true",
+                    help="each graph on one of its targets only (taken in turn)")
     ap.add_argument("--mutate", nargs=2, metavar=("FROM", "TO"))
     ap.add_argument("--input-seed", type=int, default=0)
     ap.add_argument("--verbose", action="store_true", help="tracebacks of interpreter errors")
@@ -290,6 +333,10 @@ def main():
     runs = []
     if args.cases is not None:
         runs += hand_written(args.cases)
+    if args.graphs is not None:
+        runs += graph_runs(args.graphs, args.graph)
+    if args.fuzz_graph:
+        runs += fuzz_runs(None, 0, args.fuzz_graph)
     if args.fuzz:
         seed = args.seed or "".join(random.SystemRandom().choice("0123456789abcdefghijklmnopqrstuvwxyz")
                                     for _ in range(8))
@@ -299,6 +346,9 @@ def main():
         keep = args.targets.split(",")
         for r in runs:
             r.targets = [t for t in r.targets if t in keep]
+    if args.one_target:
+        for i, r in enumerate(runs):
+            r.targets = r.targets[i % len(r.targets):][:1] if r.targets else []
     deadline = time.time() + args.time if args.time else None
     t0 = time.time()
     mutate = tuple(args.mutate) if args.mutate else None
@@ -311,9 +361,12 @@ def main():
               f"{counts['unchanged']} unchanged, {counts['invalid']} invalid, "
               f"{counts['rejected']} rejected ({dt:.0f} s{note})")
         sys.exit(0 if counts["ok"] == 0 and counts["invalid"] == 0 and counts["FAIL"] > 0 else 1)
-    print(f"interp: {counts['ok']} ok, {counts['FAIL']} failed, {counts['rejected']} rejected "
-          f"by the compiler, {counts['same']} same with --fuse ({dt:.0f} s{note})")
-    bad = counts["FAIL"] or (args.cases is not None and counts["rejected"])
+    total = sum(counts[k] for k in ("ok", "FAIL", "rejected", "same"))
+    print(f"interp: {total} runs: {counts['ok']} ok, {counts['same']} same as without --fuse, "
+          f"{counts['FAIL']} failed, {counts['rejected']} rejected by the compiler "
+          f"({dt:.0f} s{note})")
+    bad = counts["FAIL"] or ((args.cases is not None or args.graphs is not None)
+                             and counts["rejected"])
     sys.exit(1 if bad else 0)
 
 

@@ -78,81 +78,100 @@ class SharedMemory:
         # Bytes written by the generic proxy since their block's last
         # fence.proxy.async (see ops_async).
         self.dirty = np.zeros((nblocks, size), np.uint8)
-        # Race detection (see RaceCheck): per byte the warp that last wrote
-        # it and in which barrier interval, and the warp(s) that read it.
-        self.w_warp = np.full((nblocks, size), -1, np.int32)
-        self.w_epoch = np.full((nblocks, size), -1, np.int32)
-        self.r_warp = np.full((nblocks, size), -1, np.int32)
-        self.r_epoch = np.full((nblocks, size), -1, np.int32)
+        # Race detection (race_read, race_write): per byte (flat over
+        # [block, byte]) the warp that last wrote it and the warp(s) that
+        # read it, with their barrier intervals (tag()).
+        self.wtag = np.full(nblocks * size, -1, np.int64)
+        self.rtag = np.full(nblocks * size, -1, np.int64)
+        self.row = size
         self.addr, self.name = addr, name
 
     def __repr__(self):
         return f"<shared {self.name} {self.nbytes} B at {self.addr:#x}>"
 
 
-#: r_warp of a byte read by several warps in one barrier interval.
+#: The reader of a byte read by several warps in one barrier interval.
 MANY = -2
-#: w_warp of bytes the async proxy (TMA) wrote: ordered by mbarriers.
+#: The writer of bytes the async proxy (TMA) wrote: ordered by mbarriers.
 ASYNC = -3
+
+
+def tag(epoch, warp):
+    """A race-detection tag: warp (or MANY, ASYNC) in barrier interval
+    epoch; -1: none."""
+    return (np.asarray(epoch, np.int64) << 12) | (np.asarray(warp, np.int64) + 16)
+
+
+def tag_warp(t):
+    return (t & 0xFFF) - 16
+
+
+def tag_epoch(t):
+    return t >> 12
 
 
 def race_read(ip, op, smem, blk, offs, warp):
     """Shared-memory bytes `offs` ([k, n]) of blocks `blk` ([k]) read by
     warps `warp` ([k]): fails on a byte another warp wrote since the last
     barrier of the block; records the readers."""
-    ep = ip.epoch[blk][:, None]
-    w = warp[:, None]
-    ww = smem.w_warp[blk[:, None], offs]
-    bad = (smem.w_epoch[blk[:, None], offs] == ep) & (ww != w) & (ww != ASYNC)
+    fi = blk[:, None] * smem.row + offs
+    ep = ip.epoch[blk].astype(np.int64)[:, None]
+    mine = tag(ep, warp[:, None])
+    wt = smem.wtag[fi]
+    # Same interval (tag >> 12), another warp, not the async proxy.
+    bad = ((wt >> 12) == ep) & (wt != mine) & ((wt & 0xFFF) != ASYNC + 16)
     if bad.any():
-        _race(op, smem, blk, offs, warp, bad, ww, "reads", "wrote")
-    rw = smem.r_warp[blk[:, None], offs]
-    same = smem.r_epoch[blk[:, None], offs] == ep
-    new = np.where(same & (rw != w), MANY, w).astype(np.int32)
-    b2 = np.broadcast_to(blk[:, None], offs.shape)
-    smem.r_warp[b2, offs] = new
-    smem.r_epoch[b2, offs] = ep
-    back = smem.r_warp[b2, offs]
+        _race(op, smem, fi, np.broadcast_to(warp[:, None], fi.shape), bad, tag_warp(wt),
+              "reads", "wrote")
+    rt = smem.rtag[fi]
+    new = np.where(((rt >> 12) == ep) & (rt != mine), tag(ep, MANY), mine)
+    smem.rtag[fi] = new
+    back = smem.rtag[fi]
     multi = back != new
     if multi.any():
-        smem.r_warp[b2[multi], offs[multi]] = MANY
+        smem.rtag[fi[multi]] = tag(np.broadcast_to(ep, fi.shape)[multi], MANY)
 
 
 def race_write(ip, op, smem, blk, offs, warp, writer=None):
     """Bytes written by warps `warp`: fails on a byte another warp read or
     wrote since the block's last barrier; records the writer (`writer`
     overrides the warp, e.g. ASYNC)."""
-    ep = ip.epoch[blk][:, None]
-    w = warp[:, None]
-    b2 = np.broadcast_to(blk[:, None], offs.shape)
+    fi = blk[:, None] * smem.row + offs
+    ep = ip.epoch[blk].astype(np.int64)[:, None]
+    mine = tag(ep, warp[:, None])
     if writer is None:
-        ww = smem.w_warp[b2, offs]
-        bad = (smem.w_epoch[b2, offs] == ep) & (ww != w) & (ww != ASYNC)
+        wt = smem.wtag[fi]
+        bad = ((wt >> 12) == ep) & (wt != mine) & ((wt & 0xFFF) != ASYNC + 16)
         if bad.any():
-            _race(op, smem, blk, offs, warp, bad, ww, "writes", "wrote")
-        rw = smem.r_warp[b2, offs]
-        bad = (smem.r_epoch[b2, offs] == ep) & (rw != w) & (rw != -1)
+            _race(op, smem, fi, np.broadcast_to(warp[:, None], fi.shape), bad, tag_warp(wt),
+                  "writes", "wrote")
+        rt = smem.rtag[fi]
+        bad = ((rt >> 12) == ep) & (rt != mine)
         if bad.any():
-            _race(op, smem, blk, offs, warp, bad, rw, "writes", "read")
-    val = np.broadcast_to(w if writer is None else np.int32(writer), offs.shape).astype(np.int32)
-    smem.w_warp[b2, offs] = val
-    smem.w_epoch[b2, offs] = ep
+            _race(op, smem, fi, np.broadcast_to(warp[:, None], fi.shape), bad, tag_warp(rt),
+                  "writes", "read")
+        val = np.broadcast_to(mine, fi.shape)
+    else:
+        val = np.broadcast_to(tag(ep, writer), fi.shape)
+    smem.wtag[fi] = val
     if writer is None:
-        back = smem.w_warp[b2, offs]
+        back = smem.wtag[fi]
         if (back != val).any():
-            i = np.argwhere(back != val)[0]
-            raise KernelError(f"line {op.line}: shared-memory race: warps {int(val[tuple(i)])} and "
-                              f"{int(back[tuple(i)])} of block {int(blk[i[0]])} write byte "
-                              f"{int(offs[tuple(i)])} of {smem.name} in one op")
+            i = tuple(np.argwhere(back != val)[0])
+            raise KernelError(f"line {op.line}: shared-memory race: {op.name}: warps "
+                              f"{int(tag_warp(val[i]))} and {int(tag_warp(back[i]))} of block "
+                              f"{int(fi[i] // smem.row)} write byte {int(fi[i] % smem.row)} of "
+                              f"{smem.name} in one op")
 
 
-def _race(op, smem, blk, offs, warp, bad, other, what, did):
-    i = np.argwhere(bad)[0]
-    o = int(other[tuple(i)])
+def _race(op, smem, fi, warp, bad, other, what, did):
+    fi, warp, bad, other = fi.reshape(-1), warp.reshape(-1), bad.reshape(-1), other.reshape(-1)
+    i = int(np.flatnonzero(bad)[0])
+    o = int(other[i])
     who = "several warps" if o == MANY else f"warp {o}"
-    raise KernelError(f"line {op.line}: shared-memory race: {op.name}: warp {int(warp[i[0]])} of "
-                      f"block {int(blk[i[0]])} {what} byte {int(offs[tuple(i)])} of {smem.name}, "
-                      f"which {who} {did} since the last barrier")
+    raise KernelError(f"line {op.line}: shared-memory race: {op.name}: warp {int(warp[i])} of "
+                      f"block {int(fi[i] // smem.row)} {what} byte {int(fi[i] % smem.row)} of "
+                      f"{smem.name}, which {who} {did} since the last barrier")
 
 
 class MemRefVal:

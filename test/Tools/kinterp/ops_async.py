@@ -22,7 +22,8 @@ bytes fails.
 """
 import numpy as np
 
-from .memory import ASYNC, KernelError, SharedMemory, Unsupported, race_write
+from .memory import (ASYNC, KernelError, SharedMemory, Unsupported, race_write, tag, tag_epoch,
+                     tag_warp)
 from .types import storage_dtype
 
 
@@ -96,8 +97,7 @@ class AsyncState:
             blk, smem, offs, data, nbytes = rec
             if blocks is None or blk in blocks:
                 smem.data[blk, offs] = data
-                smem.w_warp[blk, offs] = ASYNC
-                smem.w_epoch[blk, offs] = -1
+                smem.wtag[blk * smem.row + offs] = tag(-1, ASYNC)
                 bar.tx[blk] -= nbytes
             else:
                 keep.append(rec)
@@ -359,7 +359,8 @@ def _read_operand(ip, op, smems, blk, desc, rows, k, kmajor, elem, epoch):
     # Generic-proxy writes (st.shared, cp.async) in the barrier interval of
     # the issue or later: not ordered before the wgmma (a race).
     b = off[..., None] + np.arange(2)
-    ww, we = smem.w_warp[blk, b], smem.w_epoch[blk, b]
+    wt = smem.wtag[blk * smem.row + b]
+    ww, we = tag_warp(wt), tag_epoch(wt)
     bad = (ww >= 0) & (we >= epoch)
     if bad.any():
         raise KernelError(f"line {op.line}: shared-memory race: wgmma of block {blk} reads bytes "

@@ -46,7 +46,7 @@ def h_shuffle(ip, op, env, mask):
     warps(ip, op, mask)
     n = ip.lanes.count
     lane = ip.lanes.lane
-    off = np.broadcast_to(np.asarray(offset, dtype=np.int64), (n,))
+    off = np.broadcast_to(np.asarray(offset, dtype=np.int64), (n,)) & 31   # b[4:0]
     w = np.broadcast_to(np.asarray(width, dtype=np.int64), (n,))
     if ((w < 1) | (w > 32)).any():
         raise KernelError(f"line {op.line}: gpu.shuffle width {np.unique(w).tolist()}")
