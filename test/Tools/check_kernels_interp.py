@@ -154,8 +154,13 @@ class Run:
 
 
 def mutate_text(ir, mutate):
+    """`mutate` (a (regex, replacement) pair or a function of the IR text)
+    applied; returns (text, whether it changed)."""
     if mutate is None:
         return ir, 0
+    if callable(mutate):
+        new = mutate(ir)
+        return new, int(new != ir)
     pat, repl = mutate
     return re.subn(pat, repl, ir)
 
