@@ -213,8 +213,10 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
 
 def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout, verbose=False):
     """Checks every (run, target, fuse); returns the counts."""
-    counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0, "invalid": 0}
+    counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0, "invalid": 0,
+              "graphs": 0}
     for run in runs:
+        counts["graphs"] += 1
         for target in run.targets:
             done = {}
             for fuse in run.fuse:
@@ -359,7 +361,8 @@ def main():
     mutate = tuple(args.mutate) if args.mutate else None
     counts = check_runs(args.opt, runs, args.input_seed, mutate, deadline, verbose=args.verbose)
     dt = time.time() - t0
-    note = ", stopped at the time limit" if counts.get("timeout") else ""
+    note = (f", stopped at the time limit in graph {counts['graphs']} of {len(runs)}"
+            if counts.get("timeout") else "")
     if mutate is not None:
         # A mutation must make every run it changes fail.
         print(f"interp mutation: {counts['FAIL']} caught, {counts['ok']} missed, "
