@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import numpy as np
 import torch
@@ -146,7 +147,12 @@ def compare(out, ref, shape, dt, tol, unwritten):
 
 class Run:
     """One graph to check: name, MLIR text, inputs [(shape, dtype, lo,
-    hi)], ref (torch float64 function), tol, extra flags, targets."""
+    hi)], ref (torch float64 function), tol, extra flags, targets. A run
+    with its own checks sets make_inputs (seed -> numpy inputs) and check
+    (outputs by index, inputs -> None or a message) instead."""
+
+    make_inputs = None
+    check = None
 
     def __init__(self, name, text, inputs, ref, tol, flags=(), targets=TARGETS, fuse=(False, True)):
         self.name, self.text, self.inputs, self.ref = name, text, inputs, ref
@@ -176,7 +182,7 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
     if mutate is not None and n == 0:
         return "unchanged", "the mutation matches nothing", len(fplan["kernels"])
     rng = np.random.default_rng(seed)
-    xs = make_inputs(rng, run.inputs)
+    xs = run.make_inputs(seed) if run.make_inputs else make_inputs(rng, run.inputs)
     ins = {}
     in_bufs = [b for b in fplan["buffers"] if b["kind"] == "input"]
     for b in in_bufs:
@@ -198,9 +204,16 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
         if not verbose:
             tb = tb.strip().splitlines()[-1] + " (--verbose: the traceback)"
         return "FAIL", "interpreter error: " + tb, len(fplan["kernels"])
+    out_bufs = {b["index"]: b for b in fplan["buffers"] if b["kind"] == "output"}
+    if run.check:
+        if any(u.any() for u in unwritten.values()):
+            i = next(i for i, u in unwritten.items() if u.any())
+            return "FAIL", f"output {i}: {compare(None, None, None, None, None, unwritten[i])}", \
+                len(fplan["kernels"])
+        msg = run.check(outs, xs)
+        return ("FAIL", msg, len(fplan["kernels"])) if msg else ("ok", "", len(fplan["kernels"]))
     refs = run.ref(*[wide(x, spec[1]) for x, spec in zip(xs, run.inputs)])
     refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
-    out_bufs = {b["index"]: b for b in fplan["buffers"] if b["kind"] == "output"}
     if len(refs) != len(out_bufs):
         return "FAIL", f"{len(out_bufs)} outputs, the reference has {len(refs)}", 0
     for i, r in enumerate(refs):
@@ -295,6 +308,59 @@ def graph_runs(modules=(), names=(), max_elements=GRAPH_MAX_ELEMENTS):
     return runs
 
 
+#: GPU matmul and conv2d cases (test/GPU/cases/{matmul,conv}_cases.py) the
+#: CPU runs: at most this many flops.
+GEMM_MAX_FLOPS = 1 << 22
+
+
+def gemm_case_runs(max_flops=GEMM_MAX_FLOPS):
+    """The GPU matmul and conv2d cases small enough for the interpreter,
+    with their own inputs, references and checks (test/GPU/matmul_ref.py,
+    conv_ref.py), each on one target drawn from its name (pinned wgmma
+    configs: sm_90a)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "GPU"))
+    # The references' dtype table is the runtime's (python/kgraph/dtypes.py).
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import conv_cases
+    import conv_ref
+    import matmul_cases
+    import matmul_ref
+    runs = []
+    for cases, R in ((matmul_cases.all_cases(), matmul_ref), (conv_cases.all_cases(), conv_ref)):
+        for c in cases:
+            if c.flops > max_flops:
+                continue
+            entry = c.manifest()
+            text = c.mlir()
+            hopper = "instruction = wgmma" in text
+            # A target drawn from the name: any sample of the cases mixes them.
+            target = "sm_90a" if hopper else TARGETS[zlib.crc32(c.name.encode()) % len(TARGETS)]
+            run = Run(c.name, text, None, None, None, targets=[target], fuse=(False,))
+            run.make_inputs, run.check = _gemm_hooks(entry, R)
+            runs.append(run)
+    return runs
+
+
+def _gemm_hooks(entry, R):
+    def make(seed):
+        gen = torch.Generator().manual_seed(R.case_seed(seed, entry["name"]))
+        xs = R.make_inputs(entry, gen)
+        return [x.to(torch.float32).numpy() if x.dtype == torch.bfloat16 else x.numpy()
+                for x in xs]
+
+    def check(outs, xs):
+        from kinterp.plan import STORAGE  # noqa: F401
+        tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+               "i32": torch.int32, "i8": torch.int8}
+        ts = [torch.from_numpy(np.ascontiguousarray(x)).to(tdt[spec["dtype"]])
+              for x, spec in zip(xs, entry["inputs"])]
+        ref, s = R.reference(entry, *ts)
+        out = torch.from_numpy(np.ascontiguousarray(outs[0])).to(tdt[entry["output"]["dtype"]])
+        msg = R.compare(entry, out, ref, s)
+        return f"output 0: {msg}" if msg else None
+    return make, check
+
+
 def fuzz_runs(seed, count, subs=()):
     """Small random graphs of the fuzzer's generator (graphgen.gpu_graph with
     small dims; or the graphs of the sub-seeds `subs`), each on a target
@@ -325,12 +391,16 @@ def main():
     ap.add_argument("--graphs", nargs="*", help="GPU graph cases (of these modules of "
                     "test/GPU/cases/graphs, default all) small enough for the CPU")
     ap.add_argument("--graph", action="append", default=[], help="only this GPU graph case")
+    ap.add_argument("--gemm-cases", action="store_true",
+                    help="the GPU matmul and conv2d cases small enough for the CPU")
     ap.add_argument("--fuzz", type=int, help="this many random graphs")
     ap.add_argument("--seed", help="fuzz seed ([0-9a-z]; default: new each run)")
     ap.add_argument("--fuzz-graph", action="append", default=[],
                     help="the fuzz graph of this sub-seed (as printed: SEED-I[.T])")
     ap.add_argument("--time", type=float, help="stop starting runs after this many seconds")
     ap.add_argument("--targets", help="comma-separated targets to keep")
+    ap.add_argument("--sample", type=int, default=1, metavar="K",
+                    help="every K-th graph only")
     ap.add_argument("--one-target", action="store_true",
                     help="each graph on one of its targets only (taken in turn)")
     ap.add_argument("--mutate", nargs=2, metavar=("FROM", "TO"))
@@ -342,6 +412,8 @@ def main():
         runs += hand_written(args.cases)
     if args.graphs is not None:
         runs += graph_runs(args.graphs, args.graph)
+    if args.gemm_cases:
+        runs += gemm_case_runs()
     if args.fuzz_graph:
         runs += fuzz_runs(None, 0, args.fuzz_graph)
     if args.fuzz:
@@ -349,6 +421,7 @@ def main():
                                     for _ in range(8))
         print(f"interp fuzz: seed {seed}, {args.fuzz} graphs", flush=True)
         runs += fuzz_runs(seed, args.fuzz)
+    runs = runs[::max(1, args.sample)]
     if args.targets:
         keep = args.targets.split(",")
         for r in runs:
@@ -373,8 +446,8 @@ def main():
     print(f"interp: {total} runs: {counts['ok']} ok, {counts['same']} same as without --fuse, "
           f"{counts['FAIL']} failed, {counts['rejected']} rejected by the compiler "
           f"({dt:.0f} s{note})")
-    bad = counts["FAIL"] or ((args.cases is not None or args.graphs is not None)
-                             and counts["rejected"])
+    bad = counts["FAIL"] or ((args.cases is not None or args.graphs is not None
+                              or args.gemm_cases) and counts["rejected"])
     sys.exit(1 if bad else 0)
 
 
