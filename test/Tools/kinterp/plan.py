@@ -138,3 +138,32 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
         w = buf.written[:n].reshape(-1, dt.itemsize)
         unwritten[b["index"]] = ~(w == 0xFF).all(axis=1).reshape(b["shape"])
     return outputs, unwritten
+
+
+def run_arrays(module, name, arrays, grid, block, shared_bytes=0, max_lanes=None):
+    """Runs kernel `name` of `module` (Module) on numpy `arrays` (one per
+    memref argument, in their storage dtypes; bf16 as uint16 bits), which
+    are updated in place. Returns {argument index: bool array of the
+    elements the kernel stored}."""
+    func = module.kernels.get(name)
+    if func is None:
+        raise KernelError(f"no kernel {name} in the module")
+    types = func.regions[0][0].arg_types
+    mem = Memory()
+    bufs, args = [], []
+    for i, a in enumerate(arrays):
+        a = np.ascontiguousarray(a)
+        buf = mem.alloc(a.nbytes, f"argument {i}", 0)
+        buf.data[:a.nbytes] = a.view(np.uint8).reshape(-1)
+        t = types[i]
+        args.append(MemRefVal(buf, 0, 0, t.shape, identity_strides(t.shape), t.elem, a.nbytes))
+        bufs.append(buf)
+    with np.errstate(all="ignore"):
+        run_kernel(func, args, grid, block, shared_bytes, mem, name, max_lanes=max_lanes)
+    written = {}
+    for i, (a, buf) in enumerate(zip(arrays, bufs)):
+        n = a.nbytes
+        a.reshape(-1).view(np.uint8)[:] = buf.data[:n]
+        w = buf.written[:n].reshape(-1, a.itemsize)
+        written[i] = (w == 0xFF).all(axis=1).reshape(a.shape)
+    return written
