@@ -136,14 +136,14 @@ fuzz_in "$build" "clang"
 # The seeded run of the kernel interpreter (test/Tools/check_kernels_interp.py
 # --fuzz): small random graphs compiled with and without --fuse, their
 # kernels run on the CPU against graphgen's float64 reference, for
-# $KGRAPH_INTERP_FUZZ_SECONDS (default 90), a new seed each run unless
+# $KGRAPH_INTERP_FUZZ_SECONDS (default 90) on 2 workers, a new seed each run unless
 # KGRAPH_INTERP_FUZZ_SEED is set (printed first); counts as one test.
 echo "== interpreter fuzz (clang)"
 interp_log=$build/interp-fuzz.log
 interp_seed=()
 [ -n "${KGRAPH_INTERP_FUZZ_SEED:-}" ] && interp_seed=(--seed "$KGRAPH_INTERP_FUZZ_SEED")
 /usr/bin/python3 "$root/test/Tools/check_kernels_interp.py" "$build/bin/kgraph-opt" \
-    --fuzz 400 "${interp_seed[@]}" --time "${KGRAPH_INTERP_FUZZ_SECONDS:-90}" 2>&1 |
+    --fuzz 600 --workers 2 "${interp_seed[@]}" --time "${KGRAPH_INTERP_FUZZ_SECONDS:-90}" 2>&1 |
   tee "$interp_log" | grep -vE '^(ok|same|rejected) '
 if [ "${PIPESTATUS[0]}" -eq 0 ]; then
   fuzz_pass=$((fuzz_pass + 1))

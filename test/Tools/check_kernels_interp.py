@@ -224,49 +224,89 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
     return "ok", "", len(fplan["kernels"])
 
 
-def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout, verbose=False):
-    """Checks every (run, target, fuse); returns the counts."""
+def check_graph(opt, run, seed=0, mutate=None, verbose=False, deadline=None):
+    """Checks `run` on each of its targets, with and without --fuse (the
+    second is skipped when it compiles to the same plan and IR). Returns
+    (lines to print, counts); counts["timeout"] when the deadline passed
+    before it started."""
+    counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0, "invalid": 0}
+    lines = []
+    if deadline and time.time() > deadline:
+        counts["timeout"] = True
+        return lines, counts
+    for target in run.targets:
+        done = {}
+        for fuse in run.fuse:
+            t0 = time.time()
+            try:
+                compiled = compile_graph(opt, run.text, target, fuse, run.flags)
+            except CompileError as e:
+                compiled = None
+                err = str(e)
+            label = f"{run.name} {target}{' --fuse' if fuse else ''}"
+            if compiled is None:
+                status, msg, k = "rejected", err, 0
+            else:
+                key = json.dumps(compiled[0]["kernels"], sort_keys=True) + compiled[1]
+                if key in done:
+                    counts["same"] += 1
+                    continue
+                done[key] = True
+                status, msg, k = check_one(opt, run, target, fuse, seed, mutate,
+                                           verbose=verbose, compiled=compiled)
+            counts[status] += 1
+            dt = time.time() - t0
+            if status == "ok":
+                lines.append(f"ok   {label} ({k} kernel{'s' if k != 1 else ''}, {dt:.1f} s)")
+            elif status == "FAIL":
+                lines.append(f"FAIL {label}: {msg}")
+                if run.name.startswith("fuzz-"):
+                    lines.append(f"  again: check_kernels_interp.py OPT --fuzz-graph {run.name[5:]}"
+                                 "\n  the graph:\n" + "".join("    " + l + "\n" for l in
+                                                             run.text.splitlines()))
+            else:
+                lines.append(f"{status} {label}: {msg}")
+    return lines, counts
+
+
+_POOL_ARGS = None
+
+
+def _pool_check(i):
+    opt, runs, seed, mutate, verbose, deadline = _POOL_ARGS
+    return check_graph(opt, runs[i], seed, mutate, verbose, deadline)
+
+
+def check_runs(opt, runs, seed=0, mutate=None, deadline=None, out=sys.stdout, verbose=False,
+               workers=1):
+    """Checks every (run, target, fuse), on `workers` processes; prints a
+    line per check in the order of `runs`; returns the counts."""
+    global _POOL_ARGS
     counts = {"ok": 0, "FAIL": 0, "rejected": 0, "unchanged": 0, "same": 0, "invalid": 0,
               "graphs": 0}
-    for run in runs:
-        counts["graphs"] += 1
-        for target in run.targets:
-            done = {}
-            for fuse in run.fuse:
-                if deadline and time.time() > deadline:
-                    counts["timeout"] = True
-                    return counts
-                t0 = time.time()
-                try:
-                    compiled = compile_graph(opt, run.text, target, fuse, run.flags)
-                except CompileError as e:
-                    compiled = None
-                    err = str(e)
-                label = f"{run.name} {target}{' --fuse' if fuse else ''}"
-                if compiled is None:
-                    status, msg, k = "rejected", err, 0
-                else:
-                    key = json.dumps(compiled[0]["kernels"], sort_keys=True) + compiled[1]
-                    if key in done:
-                        counts["same"] += 1
-                        continue
-                    done[key] = True
-                    status, msg, k = check_one(opt, run, target, fuse, seed, mutate,
-                                               verbose=verbose, compiled=compiled)
-                counts[status] += 1
-                dt = time.time() - t0
-                if status == "ok":
-                    print(f"ok   {label} ({k} kernel{'s' if k != 1 else ''}, {dt:.1f} s)",
-                          file=out, flush=True)
-                elif status == "FAIL":
-                    print(f"FAIL {label}: {msg}", file=out, flush=True)
-                    if run.name.startswith("fuzz-"):
-                        print(f"  again: check_kernels_interp.py OPT --fuzz-graph {run.name[5:]}"
-                              f"\n  the graph:\n" + "".join("    " + l + "\n" for l in
-                                                        run.text.splitlines()),
-                              file=out, flush=True)
-                else:
-                    print(f"{status} {label}: {msg}", file=out, flush=True)
+    if workers > 1:
+        import concurrent.futures
+        import multiprocessing
+        _POOL_ARGS = (opt, runs, seed, mutate, verbose, deadline)
+        pool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"))
+        results = pool.map(_pool_check, range(len(runs)))
+    else:
+        pool = None
+        results = (check_graph(opt, r, seed, mutate, verbose, deadline) for r in runs)
+    try:
+        for lines, c in results:
+            if c.pop("timeout", False):
+                counts["timeout"] = True
+                continue
+            counts["graphs"] += 1
+            for k, v in c.items():
+                counts[k] += v
+            for line in lines:
+                print(line, file=out, flush=True)
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
     return counts
 
 
@@ -291,7 +331,7 @@ GRAPH_TARGETS = ("sm_90a", "sm_80")
 
 def graph_runs(modules=(), names=(), max_elements=GRAPH_MAX_ELEMENTS):
     """The GPU graph cases small enough for the interpreter, with their own
-    flags, on the targets the GPU check builds."""
+    flags, each on one of the targets the GPU check builds."""
     import graph_case
     runs = []
     for c in graph_case.load_cases(list(modules) or None):
@@ -301,9 +341,11 @@ def graph_runs(modules=(), names=(), max_elements=GRAPH_MAX_ELEMENTS):
             continue
         # Pinned wgmma / TMA configurations exist on sm_90a only.
         hopper = "instruction = wgmma" in c.text or "copy = tma" in c.text
+        # One target each, drawn from the name (pinned wgmma / TMA: sm_90a).
+        target = ("sm_90a" if hopper else
+                  GRAPH_TARGETS[zlib.crc32(c.name.encode()) % len(GRAPH_TARGETS)])
         runs.append(Run(c.name, c.text, [(i.shape, i.dtype, i.lo, i.hi) for i in c.inputs],
-                        c.ref, c.tol, flags=c.flags,
-                        targets=("sm_90a",) if hopper else GRAPH_TARGETS,
+                        c.ref, c.tol, flags=c.flags, targets=(target,),
                         fuse=("--fuse" in c.flags,)))
     return runs
 
@@ -406,6 +448,7 @@ def main():
     ap.add_argument("--mutate", nargs=2, metavar=("FROM", "TO"))
     ap.add_argument("--input-seed", type=int, default=0)
     ap.add_argument("--verbose", action="store_true", help="tracebacks of interpreter errors")
+    ap.add_argument("--workers", type=int, default=1, help="check graphs on this many processes")
     args = ap.parse_args()
     runs = []
     if args.cases is not None:
@@ -432,9 +475,10 @@ def main():
     deadline = time.time() + args.time if args.time else None
     t0 = time.time()
     mutate = tuple(args.mutate) if args.mutate else None
-    counts = check_runs(args.opt, runs, args.input_seed, mutate, deadline, verbose=args.verbose)
+    counts = check_runs(args.opt, runs, args.input_seed, mutate, deadline, verbose=args.verbose,
+                        workers=args.workers)
     dt = time.time() - t0
-    note = (f", stopped at the time limit in graph {counts['graphs']} of {len(runs)}"
+    note = (f", stopped at the time limit after {counts['graphs']} of {len(runs)} graphs"
             if counts.get("timeout") else "")
     if mutate is not None:
         # A mutation must make every run it changes fail.
