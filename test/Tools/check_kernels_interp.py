@@ -391,7 +391,6 @@ def _gemm_hooks(entry, R):
                 for x in xs]
 
     def check(outs, xs):
-        from kinterp.plan import STORAGE  # noqa: F401
         tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
                "i32": torch.int32, "i8": torch.int8}
         ts = [torch.from_numpy(np.ascontiguousarray(x)).to(tdt[spec["dtype"]])

@@ -134,7 +134,9 @@ binary("bcast_row_gather_f16", "sub", [3, 4, 13], [1, 13], "f16", lambda a, b: a
 binary("bcast_col_f32", "sub", [6, 40], [6, 1], "f32", lambda a, b: a - b)
 binary("bcast_middle_gather_bf16", "sub", [3, 5, 7], [3, 1, 7], "bf16", lambda a, b: a - b)
 binary("bcast_scalar_f32", "div", [9, 11], [], "f32", lambda a, b: a / b, lo=0.5, hi=2.0)
-binary("bcast_outer_i8", "sub", [7, 33], [7, 1], "i8", lambda a, b: torch.clamp(a - b, -128, 127) if False else ((a - b + 128) % 256) - 128, lo=-100, hi=100)
+# i8 arithmetic wraps.
+binary("bcast_outer_i8", "sub", [7, 33], [7, 1], "i8", lambda a, b: ((a - b + 128) % 256) - 128,
+       lo=-100, hi=100)
 binary("bcast_both_i32", "mul", [4, 1, 6], [1, 5, 1], "i32", lambda a, b: a * b, lo=-1000, hi=1000)
 binary("max_neg_f32", "max", [17, 3], [3], "f32", torch.maximum, lo=-3.0, hi=-0.5)
 add("elementwise_chain_f16",

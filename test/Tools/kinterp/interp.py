@@ -11,7 +11,6 @@ a TMA pipeline) runs its sides as coroutines, switching when one waits.
 Warp-collective ops require all 32 lanes of each warp that executes them
 to be active together, as `.sync.aligned` instructions do.
 """
-import math
 import os
 
 import numpy as np
@@ -19,6 +18,7 @@ import numpy as np
 from . import ops_arith, ops_async, ops_memory, ops_warp
 from .memory import KernelError, Lanes, UndefinedValue, Unsupported
 from .parser import walk
+from .types import Struct
 
 #: Ops whose handlers are generators (they run regions or may block).
 _BLOCKING = {"gpu.barrier", "nvvm.mbarrier.try_wait.parity", "nvvm.barrier0",
@@ -99,12 +99,10 @@ def merge(op, cond, a, b, typ):
                           "control flow")
     if a is b:
         return a
-    if not isinstance(a, np.ndarray) and not np.isscalar(a) and not isinstance(a, np.generic):
-        raise Unsupported(f"line {op.line}: {op.name} merges non-register values "
-                          f"({type(a).__name__}) under divergent control flow")
-    rank = getattr(typ, "rank", 0)
-    if typ.__class__.__name__ == "Struct":
-        rank = 1
+    if not isinstance(a, (np.ndarray, np.generic)) or not isinstance(b, (np.ndarray, np.generic)):
+        raise Unsupported(f"line {op.line}: {op.name} merges {type(a).__name__} values "
+                          "(memrefs, pointers) under divergent control flow")
+    rank = 1 if isinstance(typ, Struct) else getattr(typ, "rank", 0)
     return np.where(lane_mask_shape(cond, rank), a, b)
 
 
@@ -277,13 +275,14 @@ def _interleave(ip, op, sides, env):
         if not live:
             return results
         if all(state[k] == "barrier" for k in live):
+            where = waits[live[0]][2]
             if len(live) != len(gens):
-                raise KernelError(f"line {waits[live[0]][2] if len(waits[live[0]]) > 2 else op.line}: "
-                                  "a barrier is reached by one side of a divergent branch only")
+                raise KernelError(f"{where}: a barrier is reached by one side of a divergent "
+                                  f"branch (the scf.if at line {op.line}) only")
             union = masks[0].copy()
             for m in masks[1:]:
                 union |= m
-            yield ("barrier", union)
+            yield ("barrier", union, where)
             for k in live:
                 state[k] = "run"
             continue
@@ -296,7 +295,6 @@ def _interleave(ip, op, sides, env):
 def _scf_while(ip, op, env, mask):
     before, after = op.regions
     args = [env[o] for o in op.operands]
-    n = ip.lanes.count
     active = mask
     results = None
     while True:

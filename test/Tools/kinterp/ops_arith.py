@@ -9,9 +9,9 @@ import struct
 import numpy as np
 import torch
 
-from .memory import KernelError, Unsupported
-from .types import (Scalar, Vector, bf16_to_f32, f32_to_bf16_bits, register_dtype, round_bf16,
-                    storage_dtype, to_register, to_storage, to_unsigned, wrap_int)
+from .memory import Unsupported
+from .types import (Scalar, Vector, bf16_to_f32, register_dtype, round_bf16, storage_dtype,
+                    to_register, to_storage, to_unsigned, wrap_int)
 
 
 def elem_of(t):
@@ -28,11 +28,8 @@ def round_float(x, elem):
     if k == "f32" or k == "tf32":
         return np.asarray(x).astype(np.float32)
     if k == "f16":
-        a = np.asarray(x)
-        if a.dtype == np.float64:
-            # float64 -> float16 in one rounding (numpy rounds directly).
-            return a.astype(np.float16)
-        return a.astype(np.float16)
+        # numpy rounds float64 or float32 to float16 directly (one rounding).
+        return np.asarray(x).astype(np.float16)
     if k == "bf16":
         a = np.asarray(x)
         if a.dtype == np.float64:
@@ -190,15 +187,6 @@ def _fbin(fn):
             return round_bf16(r)
         return r
     return h
-
-
-def _maximumf(a, b):
-    r = np.maximum(a, b)
-    return r
-
-
-def _minimumf(a, b):
-    return np.minimum(a, b)
 
 
 def h_negf(ip, op, env, mask):
@@ -386,12 +374,7 @@ def h_extf(ip, op, env, mask):
 
 
 def h_truncf(ip, op, env, mask):
-    x = np.asarray(env[op.operands[0]])
-    src = elem_of(op.operand_types[0])
-    dst = elem_of(op.result_types[0])
-    if src.kind == "f64" and dst.kind == "bf16":
-        return round_float(x, dst)
-    return round_float(x, dst)
+    return round_float(np.asarray(env[op.operands[0]]), elem_of(op.result_types[0]))
 
 
 def h_sitofp(ip, op, env, mask):
@@ -568,8 +551,9 @@ HANDLERS = {
     "arith.mulf": _fbin(lambda a, b: a * b),
     "arith.divf": _fbin(lambda a, b: a / b),
     "arith.remf": _fbin(np.fmod),
-    "arith.maximumf": _fbin(_maximumf),
-    "arith.minimumf": _fbin(_minimumf),
+    # np.maximum / np.minimum propagate NaN, as maximumf / minimumf do.
+    "arith.maximumf": _fbin(np.maximum),
+    "arith.minimumf": _fbin(np.minimum),
     "arith.maxnumf": _fbin(np.fmax),
     "arith.minnumf": _fbin(np.fmin),
     "arith.negf": h_negf,

@@ -22,9 +22,7 @@ bytes fails.
 """
 import numpy as np
 
-from .memory import (ASYNC, KernelError, SharedMemory, Unsupported, race_write, tag, tag_epoch,
-                     tag_warp)
-from .types import storage_dtype
+from .memory import ASYNC, KernelError, Unsupported, race_write, tag, tag_epoch, tag_warp
 
 
 def mark_dirty(smem, blk, offs):

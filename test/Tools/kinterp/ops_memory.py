@@ -2,9 +2,9 @@
 structs."""
 import numpy as np
 
-from .memory import (SHARED_DYNAMIC_BASE, GlobalBuffer, KernelError, MemRefVal, SharedMemory,
-                     Unsupported, gather, identity_strides, scatter)
-from .types import MemRef, Struct, Vector, register_dtype, storage_dtype
+from .memory import (SHARED_DYNAMIC_BASE, KernelError, MemRefVal, SharedMemory, Unsupported,
+                     gather, identity_strides, scatter)
+from .types import MemRef, Struct
 
 _DIM = {"x": 0, "y": 1, "z": 2}
 

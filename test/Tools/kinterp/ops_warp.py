@@ -7,7 +7,7 @@ one of these ops must have all 32 lanes active."""
 import numpy as np
 
 from .memory import KernelError, Unsupported, race_read
-from .types import register_dtype, to_register, storage_dtype, wrap_int
+from .types import bf16_to_f32, parse_type, register_dtype, storage_dtype, to_register, wrap_int
 
 
 def warps(ip, op, mask):
@@ -268,13 +268,12 @@ def h_nvvm_mma(ip, op, env, mask):
         out = []
         for w in words:
             u = np.broadcast_to(np.asarray(w, dtype=np.int64), (n,)) & 0xFFFFFFFF
+            # The first element in the low half (PTX packs .f16x2/.bf16x2 so).
             for half in (u & 0xFFFF, u >> 16):
                 h = half.astype(np.uint16)
-                out.append(to_register(h, _BF16 if is_bf16 else _F16) if is_bf16
-                           else h.view(np.float16).astype(np.float32))
+                out.append(bf16_to_f32(h) if is_bf16 else h.view(np.float16).astype(np.float32))
         return np.stack(out, axis=1)
 
-    from .types import parse_type
     a = unpack(av)
     b = unpack(bv)
     ctypes = op.operand_types[seg[0] + seg[1]:]
@@ -282,11 +281,6 @@ def h_nvvm_mma(ip, op, env, mask):
         raise Unsupported(f"line {op.line}: nvvm.mma.sync accumulators {ctypes}")
     c = np.stack([np.broadcast_to(np.asarray(x, np.float32), (n,)) for x in cv], axis=1)
     return mma_sync(ip, op, mask, a, b, c, "b16", 16, parse_type("f32"))
-
-
-from .types import parse_type as _pt  # noqa: E402
-_BF16 = _pt("bf16")
-_F16 = _pt("f16")
 
 HANDLERS = {
     "gpu.shuffle": h_shuffle,
