@@ -4,7 +4,9 @@
 # dialect, passes, PTX assembled by ptxas, the installed package, the
 # mlir-opt plugin and the C API; pytest covers the Python runtime and the
 # GPU test cases' references; a short seeded random-graph fuzz run
-# (run_fuzz, about two minutes) drives the whole pipeline. GPU tests run on a
+# (run_fuzz, about two minutes) drives the whole pipeline, and a seeded run
+# of small random graphs through the CPU kernel interpreter (about a minute
+# and a half) checks the values their kernels compute. GPU tests run on a
 # GPU machine through scripts/gpu-check.sh.
 #
 # Then a second build, with Debian's default compiler (g++) and
@@ -130,6 +132,25 @@ fuzz_in() {
   fuzz_lines+="${line:-fuzz: no result (see $log)} ($2)"$'\n'
 }
 fuzz_in "$build" "clang"
+
+# The seeded run of the kernel interpreter (test/Tools/check_kernels_interp.py
+# --fuzz): small random graphs compiled with and without --fuse, their
+# kernels run on the CPU against graphgen's float64 reference, for
+# $KGRAPH_INTERP_FUZZ_SECONDS (default 90) on 2 workers, a new seed each run unless
+# KGRAPH_INTERP_FUZZ_SEED is set (printed first); counts as one test.
+echo "== interpreter fuzz (clang)"
+interp_log=$build/interp-fuzz.log
+interp_seed=()
+[ -n "${KGRAPH_INTERP_FUZZ_SEED:-}" ] && interp_seed=(--seed "$KGRAPH_INTERP_FUZZ_SEED")
+/usr/bin/python3 "$root/test/Tools/check_kernels_interp.py" "$build/bin/kgraph-opt" \
+    --fuzz 600 --workers 2 "${interp_seed[@]}" --time "${KGRAPH_INTERP_FUZZ_SECONDS:-90}" 2>&1 |
+  tee "$interp_log" | grep -vE '^(ok|same|rejected) '
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  fuzz_pass=$((fuzz_pass + 1))
+else
+  fuzz_fail=$((fuzz_fail + 1)); status=1
+fi
+fuzz_lines+="$(grep -E '^interp fuzz:' "$interp_log" | head -1); $(grep -E '^interp: ' "$interp_log" | tail -1)"$'\n'
 
 # The g++ + ASan/UBSan build. ASAN_OPTIONS/UBSAN_OPTIONS defaults (abort on
 # the first report, leak checking on) are set by test/lit.cfg.py and, for the

@@ -3,16 +3,14 @@
 elementwise kernels: compiles small cases of test/GPU/cases/graphs/
 transpose.py (or of another module of that folder, its CPU_CASES: concat.py)
 with kgraph-opt (their own flags: --fuse or not), runs every kernel of the
-launch plan in order in test/Tools/interp_gpu_kernel.py, and compares the
+launch plan in order in the kernel interpreter (test/Tools/kinterp), and compares the
 outputs with the float64 torch reference.
 
   /usr/bin/python3 test/Tools/check_transpose_kernels.py build/bin/kgraph-opt [concat]
 """
-import json
+import importlib
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
@@ -21,9 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases"))
 sys.path.insert(0, os.path.join(HERE, "..", "GPU", "cases", "graphs"))
-import importlib  # noqa: E402
-
-import interp_gpu_kernel  # noqa: E402
+from check_kernels_interp import compile_graph, compare, make_inputs  # noqa: E402
+from kinterp.plan import Module, run_plan  # noqa: E402
 
 #: Cases small enough for the interpreter (no matmul, no bf16).
 CPU_CASES = [
@@ -36,75 +33,28 @@ CPU_CASES = [
     "slice_strided_lone_f32", "slice_misaligned_lone_f32",
     "broadcast_to_lone_f16",
 ]
-NP = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "i32": np.int32,
-      "i1": np.int8}
 TARGET = "sm_80"
 
 
-def compile_case(opt, case):
-    flags = case.flags
-    fuse = "func.func(kgraph-fuse)," if "--fuse" in flags else ""
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.mlir")
-        with open(src, "w") as f:
-            f.write(case.text)
-        subprocess.run([opt, *flags, f"--tile={TARGET}", src, "-o",
-                        os.path.join(d, "k.ptx")], check=True)
-        plan = json.load(open(os.path.join(d, "k.plan.json")))
-        gen = subprocess.run(
-            [opt, src, "--mlir-print-op-generic", "--pass-pipeline="
-             f"builtin.module({fuse}func.func(kgraph-form-kernels),"
-             f"kgraph-tile{{target={TARGET}}},kgraph-lower-to-gpu,canonicalize,cse)"],
-            check=True, capture_output=True, text=True).stdout
-    return plan, gen
-
-
-def make_input(rng, i):
-    if i.dtype == "i1":
-        return (rng.uniform(0, 1, i.shape) < 0.5).astype(np.int8)
-    if i.dtype in ("i8", "i32"):
-        return rng.integers(int(i.lo), int(i.hi) + 1, i.shape).astype(NP[i.dtype])
-    return rng.uniform(i.lo, i.hi, i.shape).astype(NP[i.dtype])
-
-
 def check(opt, case, seed=0):
-    plan, gen = compile_case(opt, case)
-    # Plan version 2 holds one entry per function; version 1 is the function.
-    fplan = plan["functions"][0] if "functions" in plan else plan
+    fplan, gen = compile_graph(opt, case.text, TARGET, "--fuse" in case.flags, case.flags)
     rng = np.random.default_rng(seed)
-    inputs = [make_input(rng, i) for i in case.inputs]
-    buffers = {}
-    outputs = {}
-    for b in fplan["buffers"]:
-        if b["kind"] == "input":
-            buffers[b["id"]] = inputs[b["index"]].copy()
-        else:
-            dt = NP[b["dtype"]]
-            fill = np.nan if np.issubdtype(dt, np.floating) else 99
-            buffers[b["id"]] = np.full(b["shape"], fill, dt)
-            if b["kind"] == "output":
-                outputs[b["index"]] = buffers[b["id"]]
-    for k in fplan["kernels"]:
-        args = [buffers[a["buffer"]] for a in k["args"]]
-        interp_gpu_kernel.run_kernel(gen, args, k["grid"], k["block"], k["name"])
+    inputs = make_inputs(rng, [(i.shape, i.dtype, i.lo, i.hi) for i in case.inputs])
+    outs, unwritten = run_plan(fplan, Module(gen), dict(enumerate(inputs)))
     wide = []
     for i, x in zip(case.inputs, inputs):
         t = torch.from_numpy(x.astype(np.float64 if i.dtype in ("f32", "f16") else np.int64))
         wide.append(t != 0 if i.dtype == "i1" else t)
     ref = case.ref(*wide)
     refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
-    rtol, atol = case.tol
+    out_bufs = {b["index"]: b for b in fplan["buffers"] if b["kind"] == "output"}
     ok = True
     for n, r in enumerate(refs):
-        out = outputs[n].astype(np.float64)
-        r = r.to(torch.float64).numpy()
-        bad = ~(np.abs(out - r) <= atol + rtol * np.abs(r))
-        if bad.any():
+        b = out_bufs[n]
+        msg = compare(outs[n], r.to(torch.float64), b["shape"], b["dtype"], case.tol, unwritten[n])
+        if msg:
             ok = False
-            idx = np.argwhere(bad)[:5]
-            print(f"  {case.name}: {bad.sum()} of {bad.size} wrong, e.g. at "
-                  f"{idx.tolist()}: {[float(out[tuple(i)]) for i in idx]} vs "
-                  f"{[float(r[tuple(i)]) for i in idx]}")
+            print(f"  {case.name}: output {n}: {msg}")
     return ok, len(fplan["kernels"])
 
 

@@ -109,8 +109,17 @@ class Graph:
         return "\n".join(lines) + "\n"
 
 
+#: Bounds of the small graphs (``small=True``) the CPU kernel interpreter
+#: runs (test/Tools/check_kernels_interp.py): elements per value and
+#: multiply-adds per matmul or conv2d.
+SMALL_MAX_ELEMENTS = 1 << 14
+SMALL_MAX_MACS = 1 << 20
+
+
 class _Builder:
-    def __init__(self, seed):
+    def __init__(self, seed, small=False):
+        self.small = small
+        self.max_elements = SMALL_MAX_ELEMENTS if small else _MAX_ELEMENTS
         self.rnd = random.Random(seed)
         self.g = Graph(seed)
         self.values = []        # values ops may read
@@ -121,12 +130,14 @@ class _Builder:
         return self.rnd.random() < p
 
     def dim(self, large=0.15):
+        if self.small:
+            return self.rnd.choice(_SMALL_DIMS)
         return self.rnd.choice(_LARGE_DIMS if self.chance(large) else _SMALL_DIMS)
 
     def shape(self, rank, large=0.15):
         for _ in range(20):
             s = tuple(self.dim(large) for _ in range(rank))
-            if numel(s) <= _MAX_ELEMENTS:
+            if numel(s) <= self.max_elements:
                 return s
         return tuple(self.rnd.choice(_SMALL_DIMS) for _ in range(rank))
 
@@ -338,8 +349,12 @@ class _Builder:
         v = self.pick(lambda x: x.rank == 4 and x.dtype in dtypes)
         if v is None or self.chance(0.2):
             c = channels or self.rnd.choice((1, 2, 3, 4, 8, 16, 32))
-            hw = self.rnd.choice(_SMALL_DIMS + (48, 64, 100, 127, 224))
-            hw2 = hw if self.chance(0.5) else self.rnd.choice(_SMALL_DIMS + (64, 100))
+            if self.small:
+                hw = self.rnd.choice(_SMALL_DIMS)
+                hw2 = hw if self.chance(0.5) else self.rnd.choice(_SMALL_DIMS)
+            else:
+                hw = self.rnd.choice(_SMALL_DIMS + (48, 64, 100, 127, 224))
+                hw2 = hw if self.chance(0.5) else self.rnd.choice(_SMALL_DIMS + (64, 100))
             layout = self.rnd.choice(("nchw", "nhwc"))
             dt = self.rnd.choice(dtypes)
             v = self.arg(self.act_shape(self.rnd.choice((1, 1, 2, 3)), c, hw, hw2, layout), dt,
@@ -463,7 +478,7 @@ class _Builder:
             off = self.rnd.randint(0, 8)
             offs.append(off), strides.append(st)
             wide.append(off + (d - 1) * st + 1 + self.rnd.randint(0, 8))
-        if numel(wide) > _MAX_ELEMENTS:
+        if numel(wide) > self.max_elements:
             return self.arg(shape, dtype, lo, hi)
         self.g.tags.add("pattern:sliced_gemm_operand")
         return self.emit_slice(self.arg(tuple(wide), dtype, lo, hi), offs,
@@ -511,7 +526,7 @@ class _Builder:
             for _ in range(self.rnd.randint(0, 2)):
                 s = list(v.shape)
                 s[axis] = self.dim()
-                if numel(s) > _MAX_ELEMENTS:
+                if numel(s) > self.max_elements:
                     continue
                 others.append(self.arg(tuple(s), v.dtype))
             shape = list(v.shape)
@@ -522,7 +537,7 @@ class _Builder:
         else:
             shape = [d if d != 1 or not self.chance(0.6) else self.dim() for d in v.shape]
             shape = [self.dim() for _ in range(self.rnd.randint(0, 2))] + shape
-            if numel(shape) > _MAX_ELEMENTS:
+            if numel(shape) > self.max_elements:
                 return
             self.emit(op, [v], {"shape": tuple(shape)}, tuple(shape), v.dtype,
                       f"kgraph.broadcast_to %{v.name} : {v.type} to {ttype(shape, v.dtype)}")
@@ -588,9 +603,11 @@ class _Builder:
         return self.g
 
 
-def generate(seed, allow_data_movement=True):
-    """The random graph of ``seed`` (an int or a string)."""
-    return _Builder(seed).build(allow_data_movement)
+def generate(seed, allow_data_movement=True, small=False):
+    """The random graph of ``seed`` (an int or a string); ``small``: dims
+    from the small sizes only, at most SMALL_MAX_ELEMENTS elements per
+    value (a different graph than without)."""
+    return _Builder(seed, small).build(allow_data_movement)
 
 
 # --- torch reference (GPU cases) ----------------------------------------------
@@ -803,14 +820,27 @@ def tolerance(graph):
     return (rtol, atol)
 
 
-def gpu_graph(seed, max_tries=64):
+def macs(node):
+    """Multiply-adds of a matmul or conv2d node (0 for other ops)."""
+    if node.kind == "matmul":
+        s = node.operands[0].shape
+        k = s[-2] if node.attrs["transpose_a"] else s[-1]
+        return numel(node.result.shape) * k
+    if node.kind == "conv2d":
+        return numel(node.result.shape) * numel(node.operands[1].shape[1:])
+    return 0
+
+
+def gpu_graph(seed, max_tries=64, small=False):
     """A graph for the GPU sample: verifier-valid, no data movement, and a
     reference that random inputs do not make ill-conditioned (``gpu_safe``:
     no div/pow/log/sqrt/rsqrt/exp, no float compares or float-to-int casts,
-    no accumulation longer than 4096). Returns (graph, the sub-seed used)."""
+    no accumulation longer than 4096). Returns (graph, the sub-seed used).
+    ``small``: graphs of generate(small=True) with at most SMALL_MAX_MACS
+    multiply-adds per matmul or conv2d (for the CPU kernel interpreter)."""
     for t in range(max_tries):
         sub = f"{seed}" if t == 0 else f"{seed}.{t}"
-        g = generate(sub, allow_data_movement=False)
+        g = generate(sub, allow_data_movement=False, small=small)
         if not g.gpu_safe or "pattern:dense_constant" in g.tags:
             continue
         big = False
@@ -827,6 +857,8 @@ def gpu_graph(seed, max_tries=64):
             if n.kind == "conv2d" and n.result.dtype in ("f16", "bf16"):
                 big = True
         if any(numel(v.shape) > (1 << 20) for v in g.args + [n.result for n in g.nodes]):
+            big = True
+        if small and any(macs(n) > SMALL_MAX_MACS for n in g.nodes):
             big = True
         if not big:
             return g, sub

@@ -1,0 +1,414 @@
+"""Hand-written graphs for test/Tools/check_kernels_interp.py: small
+shapes of every kernel family kgraph emits, and the cases that once let
+miscompiles through (issue 14): float max reductions over all-negative
+inputs (a start value of 0 instead of -inf), sums (the start value 0),
+size-1 reduction axes, broadcasts read through gathers (their lane order),
+GEMM epilogues (bias, residual), ragged M/N/K, conv2d in both layouts.
+
+Each Run: name, MLIR, inputs [(shape, dtype, lo, hi)], a torch reference
+on float64 (int64, bool) inputs, (rtol, atol), extra flags, targets.
+GEMMs pin configurations where the default for a tiny shape would not
+reach the path (cp.async pipelines, wgmma, TMA).
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from check_kernels_interp import TARGETS, Run
+
+
+def t(shape, dt):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dt + ">"
+
+
+def rnd(x, dt):
+    """x rounded to dt and widened again (what a kernel stores)."""
+    tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+    return x.to(tdt).to(torch.float64)
+
+
+U = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+
+def gemm_tol(k, dt, roundings=1, tf32=False):
+    """f32 accumulation of products of inputs in [-1, 1] (|sum| grows like
+    sqrt(k)), then `roundings` roundings to dt."""
+    u = U[dt]
+    acc = (2.0 ** -11 if tf32 else 2.0 ** -22) * k
+    return (2.5 * roundings * u + 1e-6, acc + u * 4 * math.sqrt(k) + 2 * u)
+
+
+RUNS = []
+
+
+def add(*a, **k):
+    RUNS.append(Run(*a, **k))
+
+
+# ---- reductions ----------------------------------------------------------------------
+
+def reduce_case(name, shape, dt, kind, axes, keep=False, lo=-1.0, hi=1.0, pre="", tol=None):
+    out = [1 if d in axes else s for d, s in enumerate(shape)] if keep else \
+        [s for d, s in enumerate(shape) if d not in axes]
+    kd = " keep_dims" if keep else ""
+    body = f"  %r = kgraph.reduce {kind} %x axes = [{', '.join(map(str, axes))}]{kd} : {t(shape, dt)}\n"
+    text = f"func.func @main(%x: {t(shape, dt)}) -> {t(out, dt)} {{\n{body}  return %r : {t(out, dt)}\n}}\n"
+
+    def ref(x):
+        if kind == "sum":
+            y = x.sum(dim=axes, keepdim=keep)
+        elif kind == "mean":
+            y = x.mean(dim=axes, keepdim=keep)
+        else:
+            y = x
+            for a in sorted(axes, reverse=True):
+                y = y.amax(dim=a, keepdim=keep)
+        return y if dt in ("i8", "i32") else rnd(y, dt)
+    n = math.prod(shape[a] for a in axes)
+    if tol is None:
+        if dt in ("i8", "i32"):
+            tol = (0.0, 0.0)
+        elif kind == "max":
+            tol = (U[dt], 0.0)   # exact up to the final rounding
+        else:
+            tol = (2 * U[dt], 4 * U[dt] * math.sqrt(n) * max(abs(lo), abs(hi)) + 1e-7)
+    add(name, text, [(shape, dt, lo, hi)], ref, tol)
+
+
+# Max over all-negative rows: a start value of 0 would win everywhere.
+reduce_case("reduce_max_neg_rows_f32", [7, 300], "f32", "max", [1], lo=-3.0, hi=-0.5)
+reduce_case("reduce_max_neg_long_rows_f32", [3, 4100], "f32", "max", [1], lo=-3.0, hi=-0.5)
+reduce_case("reduce_max_neg_cols_f16", [37, 9], "f16", "max", [0], lo=-3.0, hi=-0.5)
+reduce_case("reduce_max_neg_middle_bf16", [4, 33, 5], "bf16", "max", [1], keep=True, lo=-3.0, hi=-0.5)
+reduce_case("reduce_max_neg_all_f32", [5, 7, 3], "f32", "max", [0, 1, 2], lo=-9.0, hi=-1.0)
+reduce_case("reduce_max_neg_i32", [6, 50], "i32", "max", [1], lo=-1000, hi=-3)
+# All-positive inputs: a min written as -max(-x).
+add("reduce_min_pos_rows_f32",
+    f"func.func @main(%x: {t([9, 130], 'f32')}) -> {t([9], 'f32')} {{\n"
+    f"  %n = kgraph.neg %x : {t([9, 130], 'f32')}\n"
+    f"  %m = kgraph.reduce max %n axes = [1] : {t([9, 130], 'f32')}\n"
+    f"  %r = kgraph.neg %m : {t([9], 'f32')}\n"
+    f"  return %r : {t([9], 'f32')}\n}}\n",
+    [([9, 130], "f32", 0.5, 3.0)], lambda x: x.amin(dim=1), (0.0, 0.0))
+# Sums: any start value other than 0 shows.
+reduce_case("reduce_sum_rows_f32", [5, 77], "f32", "sum", [1])
+reduce_case("reduce_sum_cols_f16", [40, 24], "f16", "sum", [0])
+reduce_case("reduce_sum_two_axes_i8", [3, 5, 7], "i8", "sum", [0, 2], lo=-8, hi=8)
+reduce_case("reduce_mean_inner_bf16", [6, 10, 18], "bf16", "mean", [2], keep=True)
+reduce_case("reduce_sum_i32_long", [2, 3000], "i32", "sum", [1], lo=-1000, hi=1000)
+# Size-1 reduction axes.
+reduce_case("reduce_sum_unit_axis_f32", [5, 1, 7], "f32", "sum", [1])
+reduce_case("reduce_max_unit_axis_neg_f32", [4, 1, 9], "f32", "max", [1], keep=True, lo=-2.0, hi=-1.0)
+reduce_case("reduce_max_unit_axes_all_f16", [1, 1], "f16", "max", [0, 1], lo=-2.0, hi=-1.0)
+reduce_case("reduce_mean_unit_axis_f32", [3, 1], "f32", "mean", [1])
+# A reduction with producers and a consumer (fused with --fuse).
+add("reduce_fused_chain_f32",
+    f"func.func @main(%x: {t([6, 45], 'f32')}, %b: {t([45], 'f32')}) -> {t([6], 'f32')} {{\n"
+    f"  %s = kgraph.add %x, %b : {t([6, 45], 'f32')}, {t([45], 'f32')}\n"
+    f"  %e = kgraph.exp %s : {t([6, 45], 'f32')}\n"
+    f"  %m = kgraph.reduce sum %e axes = [1] : {t([6, 45], 'f32')}\n"
+    f"  %c = arith.constant dense<0.5> : tensor<f32>\n"
+    f"  %r = kgraph.mul %m, %c : {t([6], 'f32')}, tensor<f32>\n"
+    f"  return %r : {t([6], 'f32')}\n}}\n",
+    [([6, 45], "f32", -1.0, 1.0), ([45], "f32", -1.0, 1.0)],
+    lambda x, b: torch.exp(x + b).sum(dim=1) * 0.5, (1e-5, 1e-5))
+
+
+# ---- elementwise and broadcasting ------------------------------------------------------
+
+def binary(name, op, sa, sb, dt, ref, lo=-2.0, hi=2.0, tol=None):
+    out = list(torch.broadcast_shapes(tuple(sa), tuple(sb)))
+    text = (f"func.func @main(%a: {t(sa, dt)}, %b: {t(sb, dt)}) -> {t(out, dt)} {{\n"
+            f"  %r = kgraph.{op} %a, %b : {t(sa, dt)}, {t(sb, dt)}\n"
+            f"  return %r : {t(out, dt)}\n}}\n")
+    tol = tol or ((0.0, 0.0) if dt in ("i8", "i32") else (U[dt] * 1.01, 0.0))
+    wrap = (lambda a, b: ref(a, b)) if dt in ("i8", "i32") else (lambda a, b: rnd(ref(a, b), dt))
+    add(name, text, [(sa, dt, lo, hi), (sb, dt, lo, hi)], wrap, tol)
+
+
+# Rows whose length is not a multiple of the vector width: gathers, whose
+# lane order matters (a reversed gather swaps neighbours).
+binary("bcast_row_gather_f32", "sub", [5, 37], [37], "f32", lambda a, b: a - b)
+binary("bcast_row_gather_f16", "sub", [3, 4, 13], [1, 13], "f16", lambda a, b: a - b)
+binary("bcast_col_f32", "sub", [6, 40], [6, 1], "f32", lambda a, b: a - b)
+binary("bcast_middle_gather_bf16", "sub", [3, 5, 7], [3, 1, 7], "bf16", lambda a, b: a - b)
+binary("bcast_scalar_f32", "div", [9, 11], [], "f32", lambda a, b: a / b, lo=0.5, hi=2.0)
+# i8 arithmetic wraps.
+binary("bcast_outer_i8", "sub", [7, 33], [7, 1], "i8", lambda a, b: ((a - b + 128) % 256) - 128,
+       lo=-100, hi=100)
+binary("bcast_both_i32", "mul", [4, 1, 6], [1, 5, 1], "i32", lambda a, b: a * b, lo=-1000, hi=1000)
+binary("max_neg_f32", "max", [17, 3], [3], "f32", torch.maximum, lo=-3.0, hi=-0.5)
+add("elementwise_chain_f16",
+    f"func.func @main(%a: {t([3, 57], 'f16')}, %b: {t([57], 'f16')}) -> {t([3, 57], 'f32')} {{\n"
+    f"  %m = kgraph.mul %a, %b : {t([3, 57], 'f16')}, {t([57], 'f16')}\n"
+    f"  %g = kgraph.gelu %m : {t([3, 57], 'f16')}\n"
+    f"  %s = kgraph.sigmoid %g : {t([3, 57], 'f16')}\n"
+    f"  %c = kgraph.cast %s : {t([3, 57], 'f16')} to {t([3, 57], 'f32')}\n"
+    f"  return %c : {t([3, 57], 'f32')}\n}}\n",
+    [([3, 57], "f16", -2.0, 2.0), ([57], "f16", -2.0, 2.0)],
+    lambda a, b: rnd(torch.sigmoid(rnd(F.gelu(rnd(a * b, "f16")), "f16")), "f16"),
+    (2 * U["f16"], 2 * U["f16"]))
+add("compare_select_i1",
+    f"func.func @main(%a: {t([5, 19], 'f32')}, %b: {t([19], 'f32')}) -> ({t([5, 19], 'i1')}, {t([5, 19], 'f32')}) {{\n"
+    f"  %c = kgraph.compare lt, %a, %b : {t([5, 19], 'f32')}, {t([19], 'f32')}\n"
+    f"  %s = kgraph.select %c, %a, %b : {t([5, 19], 'i1')}, {t([5, 19], 'f32')}, {t([19], 'f32')}\n"
+    f"  return %c, %s : {t([5, 19], 'i1')}, {t([5, 19], 'f32')}\n}}\n",
+    [([5, 19], "f32", -1.0, 1.0), ([19], "f32", -1.0, 1.0)],
+    lambda a, b: (a < b, torch.where(a < b, a, b)), (0.0, 0.0))
+add("cast_f32_to_i8_saturate",
+    f"func.func @main(%a: {t([70], 'f32')}) -> {t([70], 'i8')} {{\n"
+    f"  %c = kgraph.cast %a : {t([70], 'f32')} to {t([70], 'i8')}\n"
+    f"  return %c : {t([70], 'i8')}\n}}\n",
+    [([70], "f32", -300.0, 300.0)], lambda a: torch.clamp(torch.trunc(a), -128, 127), (0.0, 0.0))
+
+
+# ---- data movement -----------------------------------------------------------------------
+
+add("transpose_2d_f32",
+    f"func.func @main(%a: {t([37, 45], 'f32')}) -> {t([45, 37], 'f32')} {{\n"
+    f"  %r = kgraph.transpose %a, permutation = [1, 0] : {t([37, 45], 'f32')}\n"
+    f"  return %r : {t([45, 37], 'f32')}\n}}\n",
+    [([37, 45], "f32", -1.0, 1.0)], lambda a: a.t(), (0.0, 0.0))
+add("transpose_add_f16",
+    f"func.func @main(%a: {t([2, 9, 13], 'f16')}, %b: {t([13, 9], 'f16')}) -> {t([2, 13, 9], 'f16')} {{\n"
+    f"  %p = kgraph.transpose %a, permutation = [0, 2, 1] : {t([2, 9, 13], 'f16')}\n"
+    f"  %r = kgraph.add %p, %b : {t([2, 13, 9], 'f16')}, {t([13, 9], 'f16')}\n"
+    f"  return %r : {t([2, 13, 9], 'f16')}\n}}\n",
+    [([2, 9, 13], "f16", -1.0, 1.0), ([13, 9], "f16", -1.0, 1.0)],
+    lambda a, b: rnd(a.transpose(1, 2) + b, "f16"), (U["f16"], 0.0))
+add("concat_inner_f32",
+    f"func.func @main(%a: {t([5, 7], 'f32')}, %b: {t([5, 3], 'f32')}) -> {t([5, 10], 'f32')} {{\n"
+    f"  %r = kgraph.concat %a, %b axis = 1 : {t([5, 7], 'f32')}, {t([5, 3], 'f32')}\n"
+    f"  return %r : {t([5, 10], 'f32')}\n}}\n",
+    [([5, 7], "f32", -1.0, 1.0), ([5, 3], "f32", -1.0, 1.0)],
+    lambda a, b: torch.cat([a, b], dim=1), (0.0, 0.0))
+
+
+# ---- GEMM ------------------------------------------------------------------------------------
+
+def mm_config(tm, tn, tk, wm, wn, stages, inst, shape, lw, pad, extra=""):
+    return (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, warps_m = {wm}, "
+            f"warps_n = {wn}, stages = {stages}, instruction = {inst}, instruction_shape = "
+            f"[{', '.join(map(str, shape))}], load_width = {lw}, smem_padding = {pad}{extra}>")
+
+
+def gemm(name, m, n, k, dt, acc=None, ta=False, tb=False, batch=None, bias=False,
+         residual=False, relu=False, config=None, targets=TARGETS, precision=None):
+    """matmul (+ bias[n]) (+ residual[m, n]) (relu), pinned to `config`
+    when given (one kgraph.fused group)."""
+    acc = acc or ("i32" if dt == "i8" else dt)
+    lead = [batch] if batch else []
+    sa = lead + ([k, m] if ta else [m, k])
+    sb = lead + ([n, k] if tb else [k, n])
+    so = lead + [m, n]
+    args = [("a", sa, dt), ("b", sb, dt)]
+    if bias:
+        args.append(("bias", [n], acc))
+    if residual:
+        args.append(("res", so, acc))
+    flags = [f for f, on in (("transpose_a", ta), ("transpose_b", tb)) if on]
+    attr = (" {" + ", ".join(flags) + "}") if flags else ""
+    prec = f" precision = {precision}" if precision else ""
+    lines = [f"%m = kgraph.matmul %a_, %b_{prec}{attr} : {t(sa, dt)}, {t(sb, dt)} -> {t(so, acc)}"]
+    # (%x_ are the group's block arguments; without a group, the function's.)
+    cur = "%m"
+    if bias:
+        lines.append(f"%bs = kgraph.add {cur}, %bias_ : {t(so, acc)}, {t([n], acc)}")
+        cur = "%bs"
+    if residual:
+        lines.append(f"%rs = kgraph.add {cur}, %res_ : {t(so, acc)}, {t(so, acc)}")
+        cur = "%rs"
+    if relu:
+        lines.append(f"%rl = kgraph.relu {cur} : {t(so, acc)}")
+        cur = "%rl"
+    sig = ", ".join(f"%{nm}: {t(s, d)}" for nm, s, d in args)
+    types = ", ".join(t(s, d) for _, s, d in args)
+    if config:
+        names = ", ".join(f"%{nm}" for nm, _, _ in args)
+        bargs = ", ".join(f"%{nm}_: {t(s, d)}" for nm, s, d in args)
+        body = "\n    ".join(lines)
+        text = (f"func.func @main({sig}) -> {t(so, acc)} {{\n"
+                f"  %0 = kgraph.fused ({names}) {{kgraph.config = {config}}} : ({types}) -> {t(so, acc)} {{\n"
+                f"  ^bb0({bargs}):\n    {body}\n    kgraph.yield {cur} : {t(so, acc)}\n  }}\n"
+                f"  return %0 : {t(so, acc)}\n}}\n")
+    else:
+        body = "\n  ".join(l.replace("%a_", "%a").replace("%b_", "%b").replace("%bias_", "%bias")
+                            .replace("%res_", "%res") for l in lines)
+        text = f"func.func @main({sig}) -> {t(so, acc)} {{\n  {body}\n  return {cur} : {t(so, acc)}\n}}\n"
+    integer = dt == "i8"
+    lo, hi = (-8, 8) if integer else (-1.0, 1.0)
+    inputs = [(sa, dt, lo, hi), (sb, dt, lo, hi)]
+    if bias:
+        inputs.append(([n], acc, *((-100, 100) if integer else (-0.5, 0.5))))
+    if residual:
+        inputs.append((so, acc, *((-100, 100) if integer else (-1.0, 1.0))))
+    tf32 = precision == "tf32"
+
+    def ref(a, b, *rest):
+        x = a.transpose(-1, -2) if ta else a
+        y = b.transpose(-1, -2) if tb else b
+        if tf32:   # the tensor cores drop the low 13 mantissa bits
+            x = _tf32(x)
+            y = _tf32(y)
+        out = x @ y
+        if integer:
+            out = ((out + 2 ** 31) % 2 ** 32) - 2 ** 31
+        else:
+            out = rnd(out, acc)
+        i = 0
+        if bias:
+            out = out + rest[i]
+            i += 1
+            out = out if integer else rnd(out, acc)
+        if residual:
+            out = out + rest[i]
+            out = out if integer else rnd(out, acc)
+        if relu:
+            out = torch.relu(out)
+        return out
+    tol = (0.0, 0.0) if integer else gemm_tol(k, acc, 1 + bias + residual, tf32)
+    add(name, text, inputs, ref, tol, targets=targets,
+        fuse=(False, True) if not config else (False,))
+
+
+def _tf32(x):
+    import numpy as np
+    f = x.to(torch.float32).numpy().copy()
+    f.view(np.uint32)[...] &= np.uint32(0xFFFFE000)
+    return torch.from_numpy(f).to(torch.float64)
+
+
+# Default configurations on every target: SIMT fma (sm_70), mma.sync k8
+# (sm_75) and k16 (sm_80, sm_90a); odd sizes (element-wise copies).
+gemm("mm_f16_37x45x40_bias_res", 37, 45, 40, "f16", bias=True, residual=True)
+gemm("mm_f32_37x45x40_bias", 37, 45, 40, "f32", bias=True)
+gemm("mm_bf16_33x17x24_relu", 33, 17, 24, "bf16", acc="f32", relu=True)
+gemm("mm_f16_f32acc_tn_37x48x40", 37, 48, 40, "f16", acc="f32", ta=True)
+gemm("mm_f16_nt_20x24x56_bias", 20, 24, 56, "f16", tb=True, bias=True)
+gemm("bmm_f32_2x19x13x11", 19, 13, 11, "f32", batch=2)
+gemm("mm_i8_29x40x48_bias", 29, 40, 48, "i8", bias=True)
+gemm("mm_tf32_37x24x40", 37, 24, 40, "f32", precision="tf32")
+# cp.async pipelines (sm_80): 16-byte rows, ragged M/N/K against the tiles,
+# more k tiles than stages.
+CP = mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8)
+gemm("mm_f16_cp_100x72x136_bias_res", 100, 72, 136, "f16", acc="f32", bias=True, residual=True,
+     config=CP, targets=["sm_80", "sm_90a"])
+gemm("mm_bf16_cp_tn_72x40x104", 72, 40, 104, "bf16", acc="f32", ta=True, config=CP,
+     targets=["sm_80"])
+gemm("mm_f16_cp_nt_45x56x72", 45, 56, 72, "f16", acc="f32", tb=True,
+     config=mm_config(32, 64, 32, 1, 2, 4, "mma_sync", [16, 8, 16], 8, 8), targets=["sm_80"])
+gemm("mm_f16_cp_tt_40x48x64", 40, 48, 64, "f16", ta=True, tb=True,
+     config=mm_config(32, 32, 32, 2, 2, 2, "mma_sync", [16, 8, 16], 8, 8), targets=["sm_80"])
+gemm("mm_tf32_cp_50x40x36", 50, 40, 36, "f32", precision="tf32",
+     config=mm_config(32, 32, 16, 2, 2, 3, "mma_sync", [16, 8, 8], 4, 4), targets=["sm_80"])
+gemm("mm_i8_cp_40x48x96", 40, 48, 96, "i8",
+     config=mm_config(32, 32, 64, 2, 2, 3, "mma_sync", [16, 8, 32], 16, 16), targets=["sm_80"])
+gemm("mm_f16_k8_48x40x48", 48, 40, 48, "f16", acc="f32",
+     config=mm_config(32, 32, 32, 2, 2, 1, "mma_sync", [16, 8, 8], 8, 8), targets=["sm_75"])
+gemm("mm_f32_simt_cp_40x36x44", 40, 36, 44, "f32",
+     config=mm_config(32, 32, 16, 2, 2, 3, "fma", [1, 1, 1], 4, 4), targets=["sm_80"])
+# wgmma (sm_90a): cp.async staging into the swizzled layout, both operand
+# majors; then TMA + mbarrier pipelines (a producer warpgroup).
+WG = mm_config(128, 64, 64, 8, 1, 3, "wgmma", [64, 64, 16], 8, 0)
+gemm("mm_f16_wgmma_130x72x136_bias", 130, 72, 136, "f16", acc="f32", bias=True, config=WG,
+     targets=["sm_90a"])
+gemm("mm_bf16_wgmma_tn_72x64x72", 72, 64, 72, "bf16", acc="f32", ta=True, config=WG,
+     targets=["sm_90a"])
+gemm("mm_f16_wgmma_nt_64x80x64", 64, 80, 64, "f16", acc="f32", tb=True, config=WG,
+     targets=["sm_90a"])
+TMA = mm_config(128, 128, 64, 4, 1, 2, "wgmma", [64, 128, 16], 8, 0, ", copy = tma")
+TMA3 = mm_config(128, 64, 64, 8, 1, 3, "wgmma", [64, 64, 16], 8, 0, ", copy = tma")
+gemm("mm_f16_tma_130x136x64", 130, 136, 64, "f16", config=TMA, targets=["sm_90a"])
+gemm("mm_f16_tma3_100x72x328_bias_res", 100, 72, 328, "f16", acc="f32", bias=True,
+     residual=True, config=TMA3, targets=["sm_90a"])
+gemm("mm_bf16_tma3_tt_72x64x200", 72, 64, 200, "bf16", acc="f32", ta=True, tb=True,
+     config=TMA3, targets=["sm_90a"])
+gemm("bmm_f16_tma3_2x40x64x72", 40, 64, 72, "f16", acc="f32", batch=2, config=TMA3,
+     targets=["sm_90a"])
+
+
+# ---- conv2d ----------------------------------------------------------------------------------
+
+def conv(name, n, c, h, w, f, kh, kw, layout, dt, acc=None, stride=(1, 1), pad=(0, 0, 0, 0),
+         dil=(1, 1), groups=1, bias=False, targets=TARGETS, config=None):
+    acc = acc or dt
+    oh = (h + pad[0] + pad[1] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + pad[2] + pad[3] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    cg = c // groups
+    xs = [n, h, w, c] if layout == "nhwc" else [n, c, h, w]
+    ws = [f, kh, kw, cg] if layout == "nhwc" else [f, cg, kh, kw]
+    os_ = [n, oh, ow, f] if layout == "nhwc" else [n, f, oh, ow]
+    attrs = (f" layout = {layout} strides = [{stride[0]}, {stride[1]}] padding = "
+             f"[{', '.join(map(str, pad))}] dilations = [{dil[0]}, {dil[1]}]")
+    if groups != 1:
+        attrs += f" groups = {groups}"
+    args = [("x", xs, dt), ("w", ws, dt)] + ([("b", [f] if layout == "nhwc" else [f, 1, 1], acc)] if bias else [])
+    sig = ", ".join(f"%{a}: {t(s, d)}" for a, s, d in args)
+    lines = [f"%y = kgraph.conv2d %x_, %w_{attrs} : {t(xs, dt)}, {t(ws, dt)} -> {t(os_, acc)}"]
+    cur = "%y"
+    if bias:
+        lines.append(f"%z = kgraph.add %y, %b_ : {t(os_, acc)}, {t(args[2][1], acc)}")
+        cur = "%z"
+    if config:
+        names = ", ".join(f"%{a}" for a, _, _ in args)
+        bargs = ", ".join(f"%{a}_: {t(s, d)}" for a, s, d in args)
+        types = ", ".join(t(s, d) for _, s, d in args)
+        text = (f"func.func @main({sig}) -> {t(os_, acc)} {{\n"
+                f"  %0 = kgraph.fused ({names}) {{kgraph.config = {config}}} : ({types}) -> {t(os_, acc)} {{\n"
+                f"  ^bb0({bargs}):\n    " + "\n    ".join(lines) +
+                f"\n    kgraph.yield {cur} : {t(os_, acc)}\n  }}\n  return %0 : {t(os_, acc)}\n}}\n")
+    else:
+        body = "\n  ".join(l.replace("%x_", "%x").replace("%w_", "%w").replace("%b_", "%b") for l in lines)
+        text = f"func.func @main({sig}) -> {t(os_, acc)} {{\n  {body}\n  return {cur} : {t(os_, acc)}\n}}\n"
+
+    def ref(x, wt, *rest):
+        if layout == "nhwc":
+            x = x.permute(0, 3, 1, 2)
+            wt = wt.permute(0, 3, 1, 2)
+        x = F.pad(x, (pad[2], pad[3], pad[0], pad[1]))
+        y = F.conv2d(x, wt, stride=stride, dilation=dil, groups=groups)
+        if layout == "nhwc":
+            y = y.permute(0, 2, 3, 1)
+        y = rnd(y, acc)
+        if bias:
+            y = rnd(y + rest[0], acc)
+        return y
+    inputs = [(xs, dt, -1.0, 1.0), (ws, dt, -1.0, 1.0)] + ([(args[2][1], acc, -0.5, 0.5)] if bias else [])
+    add(name, text, inputs, ref, gemm_tol(kh * kw * cg, acc, 1 + bias), targets=targets,
+        fuse=(False, True) if not config else (False,))
+
+
+conv("conv_nhwc_f16_1x7x7x8_f16_k3p1_bias", 1, 8, 7, 7, 16, 3, 3, "nhwc", "f16",
+     pad=(1, 1, 1, 1), bias=True)
+conv("conv_nchw_f32_2x3x9x8_f5_k3s2", 2, 3, 9, 8, 5, 3, 3, "nchw", "f32", stride=(2, 2))
+conv("conv_nhwc_f32_1x6x6x4_f6_k2d2_g2", 1, 4, 6, 6, 6, 2, 2, "nhwc", "f32", dil=(2, 2),
+     groups=2, pad=(1, 0, 0, 1))
+conv("conv_nchw_f16_1x16x5x5_f8_k1", 1, 16, 5, 5, 8, 1, 1, "nchw", "f16", acc="f32")
+conv("conv_nhwc_bf16_2x5x5x8_f8_k3s2p1", 2, 8, 5, 5, 8, 3, 3, "nhwc", "bf16", acc="f32",
+     stride=(2, 2), pad=(1, 1, 1, 1))
+conv("conv_nhwc_f16_wgmma_1x9x9x16_f64_k3p1", 1, 16, 9, 9, 64, 3, 3, "nhwc", "f16", acc="f32",
+     pad=(1, 1, 1, 1), targets=["sm_90a"],
+     config=mm_config(128, 64, 64, 8, 1, 3, "wgmma", [64, 64, 16], 8, 0))
+conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16", acc="f32",
+     pad=(1, 1, 1, 1), targets=["sm_80"],
+     config=mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8))
+
+
+# ---- stencils and pooling --------------------------------------------------------------------
+
+add("stencil_blur_relu_f32_nchw",
+    f"func.func @main(%x: {t([1, 1, 11, 13], 'f32')}, %w: {t([1, 1, 3, 3], 'f32')}) -> {t([1, 1, 11, 13], 'f32')} {{\n"
+    f"  %y = kgraph.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] : "
+    f"{t([1, 1, 11, 13], 'f32')}, {t([1, 1, 3, 3], 'f32')} -> {t([1, 1, 11, 13], 'f32')}\n"
+    f"  %r = kgraph.relu %y : {t([1, 1, 11, 13], 'f32')}\n"
+    f"  return %r : {t([1, 1, 11, 13], 'f32')}\n}}\n",
+    [([1, 1, 11, 13], "f32", -1.0, 1.0), ([1, 1, 3, 3], "f32", -1.0, 1.0)],
+    lambda x, w: torch.relu(F.conv2d(F.pad(x, (1, 1, 1, 1)), w)), (1e-6, 1e-6))
+add("pool_max_neg_nhwc_f16",
+    f"func.func @main(%x: {t([1, 7, 9, 3], 'f16')}) -> {t([1, 4, 5, 3], 'f16')} {{\n"
+    f"  %y = kgraph.pool2d max %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : {t([1, 7, 9, 3], 'f16')}\n"
+    f"  return %y : {t([1, 4, 5, 3], 'f16')}\n}}\n",
+    [([1, 7, 9, 3], "f16", -3.0, -0.5)],
+    lambda x: F.max_pool2d(F.pad(x.permute(0, 3, 1, 2), (1, 1, 1, 1), value=-math.inf), 3, 2).permute(0, 2, 3, 1),
+    (0.0, 0.0))
