@@ -120,20 +120,26 @@ def residual_arg(args):
 
 
 def first_col_bias(ir):
-    """Every lane reads the bias at the first lane's column."""
+    """Every lane reads the bias at column 0: each load of the bias takes an
+    index constant defined at the top of the kernel (so the IR stays valid
+    whatever the loads' order and nesting)."""
     lines = ir.split("\n")
     arg = bias_arg(_kernel_args(lines))
     pat = re.compile(r'^(\s*%\w+ = "memref.load"\(' + re.escape(arg) + r', )(%\w+)(\).*)$')
-    first = None
-    for i, l in enumerate(lines):
+    out, changed, after_func = [], False, False
+    for l in lines:
         m = pat.match(l)
         if m:
-            if first is None:
-                first = m.group(2)
-            lines[i] = f"{m.group(1)}{first}{m.group(3)}"
-        elif first is not None and '"memref.load"' not in l:
-            first = None
-    return "\n".join(lines)
+            l = f"{m.group(1)}%mut_c0{m.group(3)}"
+            changed = True
+        out.append(l)
+        if after_func:
+            # The kernel's block header: the constant goes right after it.
+            out.append('    %mut_c0 = "arith.constant"() <{value = 0 : index}> : () -> index')
+            after_func = False
+        if '"gpu.func"' in l:
+            after_func = True
+    return "\n".join(out) if changed else ir
 
 
 def cp_wait_less(ir):
