@@ -112,6 +112,42 @@ CASES = [
         lambda x: (-x).amax(dim=0), kernels=1, tol=(0, 0)),
     lone("reduce_sum_short_rows_f16_2049x16", [2049, 16], "f16", "sum", [1],
          False, _sum([1]), tol=(2e-3, 2e-3)),
+    # Start values (issue 14): a max whose true maximum is negative (a start
+    # of 0 instead of -inf would win), a min written as -max(-x) over
+    # positive values, a sum of positive values (a start of 1 would show),
+    # and reductions over size-1 axes (the start value meets one element).
+    lone("reduce_max_negative_last_f32_37x1001", [37, 1001], "f32", "max", [1],
+         False, _max([1]), tol=(0, 0), lo=-100.0, hi=-1.0),
+    lone("reduce_max_negative_axis0_f16_33x129", [33, 129], "f16", "max", [0],
+         False, _max([0]), tol=(0, 0), lo=-8.0, hi=-0.5),
+    lone("reduce_max_negative_all_i32_4097", [4097], "i32", "max", [0], False,
+         _max([0]), tol=(0, 0), lo=-1000, hi=-1),
+    lone("reduce_max_negative_last_i8_37x65", [37, 65], "i8", "max", [1], False,
+         _max([1]), tol=(0, 0), lo=-128, hi=-1),
+    GraphCase(
+        "reduce_min_positive_last_f32_37x1001",
+        """func.func @main(%x: tensor<37x1001xf32>) -> tensor<37xf32> {
+  %r = kgraph.fused (%x) : (tensor<37x1001xf32>) -> tensor<37xf32> {
+  ^bb0(%a: tensor<37x1001xf32>):
+    %n = kgraph.neg %a : tensor<37x1001xf32>
+    %m = kgraph.reduce max %n axes = [1] : tensor<37x1001xf32>
+    %p = kgraph.neg %m : tensor<37xf32>
+    kgraph.yield %p : tensor<37xf32>
+  }
+  return %r : tensor<37xf32>
+}""",
+        [Input("x", [37, 1001], "f32", lo=1.0, hi=100.0)],
+        lambda x: x.amin(dim=1), kernels=1, tol=(0, 0)),
+    lone("reduce_sum_positive_last_f32_37x1001", [37, 1001], "f32", "sum", [1],
+         False, _sum([1]), tol=(1e-5, 1e-5), lo=1.0, hi=2.0),
+    lone("reduce_sum_size1_axis_f32_37x1x65", [37, 1, 65], "f32", "sum", [1],
+         False, _sum([1]), tol=(0, 0)),
+    lone("reduce_max_size1_axis_keep_f16_5x1x33", [5, 1, 33], "f16", "max", [1],
+         True, _max([1], True), tol=(0, 0), lo=-4.0, hi=-1.0),
+    lone("reduce_mean_size1_last_f32_129x1", [129, 1], "f32", "mean", [1],
+         False, _mean([1]), tol=(0, 0)),
+    lone("reduce_max_size1_all_i32_1x1", [1, 1], "i32", "max", [0, 1], False,
+         _max([0, 1]), tol=(0, 0), lo=-50, hi=-10),
     GraphCase(
         "reduce_producers_consumer_f16_37x1001",
         """func.func @main(%x: tensor<37x1001xf16>, %s: tensor<37x1xf16>, %b: tensor<1001xf16>) -> tensor<37xf16> {
