@@ -9,7 +9,7 @@ and types. Attribute values are read on demand by `Op.attr`.
 """
 import re
 
-from .types import parse_type, split_top
+from .types import parse_type, scan_top, split_top
 
 _HEAD = re.compile(r'\s*(?:(%[\w$.\-]+(?::\d+)?(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*)?"([\w.$]+)"\(([^()]*)\)')
 _BLOCK = re.compile(r'\s*\^([\w$.\-]+)\s*(?:\((.*)\))?\s*:\s*$')
@@ -149,23 +149,9 @@ _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 def _match(text, i):
     """Index past the bracket group starting at text[i] (`<{` counts as one
     opening; strings and `->` are skipped)."""
-    depth = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "-" and i + 1 < n and text[i + 1] == ">":
-            i += 1
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
+    for j, c, depth in scan_top(text, i):
+        if c in ")]}>" and depth == 0:
+            return j + 1
     raise ParseError(f"unbalanced brackets in {text[:80]!r}")
 
 

@@ -16,10 +16,11 @@ class TypeError_(Exception):
     pass
 
 
-def split_top(text, sep):
-    """`text` split at `sep` outside brackets and strings (`->` is not a
-    closing bracket)."""
-    out, depth, start, i, n = [], 0, 0, 0, len(text)
+def scan_top(text, i=0):
+    """Yields (index, character, depth after it) for each character of
+    `text` from `i` outside strings, where depth counts the open brackets
+    (`->` is not a closing bracket, strings are skipped whole)."""
+    depth, n = 0, len(text)
     while i < n:
         c = text[i]
         if c == '"':
@@ -32,10 +33,17 @@ def split_top(text, sep):
             depth += 1
         elif c in ")]}>":
             depth -= 1
-        elif c == sep and depth == 0:
+        yield i, c, depth
+        i += 1
+
+
+def split_top(text, sep):
+    """`text` split at `sep` outside brackets and strings."""
+    out, start = [], 0
+    for i, c, depth in scan_top(text):
+        if c == sep and depth == 0:
             out.append(text[start:i])
             start = i + 1
-        i += 1
     out.append(text[start:])
     return out
 
