@@ -7,7 +7,8 @@
 //
 // Ranking: the model is not finer than a few percent, so every candidate
 // within 3% of the fastest estimate counts as equally fast. Among those the
-// pick is a wgmma one where there is one, then the one with the most stages (slack against latency spikes that a
+// pick is a wgmma one where there is one (the wider instruction first), then
+// the one with the most stages (slack against latency spikes that a
 // mean-latency model does not see), then the least global + shared-memory
 // time (slack behind the binding limit), the larger block tile, the smaller
 // shared-memory footprint, fewer warps, and finally enumeration order

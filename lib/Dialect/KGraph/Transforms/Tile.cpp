@@ -147,8 +147,12 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
         // than the pick beyond noise: a pick measured in the record at most
         // the winner's third quartile stays (the model changed since, or
         // the two tied).
-        if (std::optional<std::string> pick = modelPickText(group, kind, sm);
-            pick && *pick != record->best && record->measuredAsFast(*pick)) {
+        // (The model runs again only where the record timed more than its
+        // winner: otherwise there is nothing to compare.)
+        std::optional<std::string> pick;
+        if (record->measuredMedianUs.size() > 1)
+          pick = modelPickText(group, kind, sm);
+        if (pick && *pick != record->best && record->measuredAsFast(*pick)) {
           how = llvm::formatv("configuration from the model: tuning record "
                               "{0} of {1} (signature {2}) measured it as "
                               "fast as its winner ({3:F2} us against "
