@@ -183,17 +183,27 @@ def producer_parity(ir):
                   r'"arith.ori"(\1, \1) : (i32, i32)', ir)
 
 
-def expect_tx_bytes(ir):
-    """The expected transaction bytes of the full barriers off by 2."""
+def _shift_constant(ir, use, type_name, delta, first_only=False):
+    """Adds `delta` to the integer constant (of `type_name`) defining the
+    operand that the regex `use` captures, for every line matching it (or
+    the first only)."""
     lines = ir.split("\n")
     defs = _defs(lines)
     for l in lines:
-        m = re.search(r'"nvvm.mbarrier.arrive.expect_tx"\(%\w+, (%\w+)\)', l)
+        m = re.search(use, l)
         if m and m.group(1) in defs:
             k = defs[m.group(1)]
-            lines[k] = re.sub(r'value = (\d+) : i32',
-                              lambda c: f"value = {int(c.group(1)) + 2} : i32", lines[k])
+            lines[k] = re.sub(rf'value = (\d+) : {type_name}',
+                              lambda c: f"value = {int(c.group(1)) + delta} : {type_name}",
+                              lines[k])
+            if first_only:
+                break
     return "\n".join(lines)
+
+
+def expect_tx_bytes(ir):
+    """The expected transaction bytes of the full barriers off by 2."""
+    return _shift_constant(ir, r'"nvvm.mbarrier.arrive.expect_tx"\(%\w+, (%\w+)\)', "i32", 2)
 
 
 def transpose_tile_index(ir):
@@ -205,16 +215,8 @@ def transpose_tile_index(ir):
 
 def vector_loop_short(ir):
     """The vector loop of the first kernel stops one vector early."""
-    lines = ir.split("\n")
-    defs = _defs(lines)
-    for l in lines:
-        m = re.match(r'\s*"scf.for"\((%\w+), (%\w+), (%\w+)\)', l)
-        if m and m.group(2) in defs:
-            k = defs[m.group(2)]
-            lines[k] = re.sub(r'value = (\d+) : index',
-                              lambda c: f"value = {int(c.group(1)) - 1} : index", lines[k])
-            break
-    return "\n".join(lines)
+    return _shift_constant(ir, r'^\s*"scf.for"\(%\w+, (%\w+), %\w+\)', "index", -1,
+                           first_only=True)
 
 
 def ragged_edge(ir):
