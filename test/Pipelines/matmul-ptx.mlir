@@ -27,7 +27,9 @@
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTX-DAG: st.global.v2.b32
+// PTX-DAG: st.shared.v2.b32
+// PTX-DAG: ld.shared.v4.b32
+// PTX-DAG: st.global.v4.b32
 
 // The launch: 32 x 32 blocks of 128 threads and 4 stages of
 // (128 x 40 + 32 x 136) f16 in dynamic shared memory.
@@ -59,7 +61,9 @@
 // WGMMA-DAG: wgmma.commit_group.sync.aligned
 // WGMMA-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // WGMMA-DAG: wgmma.wait_group.sync.aligned 0;
-// WGMMA-DAG: st.global.v2.b32
+// WGMMA-DAG: bar.sync 1, 256;
+// WGMMA-DAG: ld.shared.v4.b32
+// WGMMA-DAG: st.global.v4.b32
 
 // The sm_90a launch: the tensor maps of A and B as one argument, 512 blocks
 // of 2 consumer warpgroups and the producer warpgroup on a linear grid

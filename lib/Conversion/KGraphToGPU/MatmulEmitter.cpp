@@ -226,6 +226,8 @@ LogicalResult MatmulKernelBuilder::build() {
     Value alignValue = im.c(align);
     aStart = im.rem(im.sub(alignValue, im.rem(addr, align)), align);
   }
+  dynamicSmem = smem;
+  tilesStart = aStart;
   aTile = memref::ViewOp::create(b, loc, aType, smem, aStart, ValueRange{});
   bTile = memref::ViewOp::create(b, loc, bType, smem,
                                  im.add(aStart, layout.offsetB), ValueRange{});

@@ -14,6 +14,7 @@
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
 using namespace kgraph;
@@ -153,28 +154,92 @@ MatmulKernelBuilder::evaluateEpilogue(OpBuilder &b, Value v, EpilogueRow &at) {
   return lanes;
 }
 
-LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
+Value MatmulKernelBuilder::fullTile(OpBuilder &b) {
   IndexMath im{b, loc};
-  // Whole block tile inside C: stores need no bounds checks (always so when
-  // the tiles divide C).
-  Value full;
-  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0) {
-    full = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  } else {
-    Value lastRow = im.add(rowBase, config.getTileM() - 1);
-    Value rowsInside = im.ult(lastRow, im.c(p.m));
-    Value lastCol = im.add(colBase, config.getTileN() - 1);
-    Value colsInside = im.ult(lastCol, im.c(p.n));
-    full = arith::AndIOp::create(b, loc, rowsInside, colsInside);
-  }
-  auto ifOp = scf::IfOp::create(b, loc, full, /*withElseRegion=*/true);
+  // Always so when the tiles divide C.
+  if (p.m % config.getTileM() == 0 && p.n % config.getTileN() == 0)
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  Value lastRow = im.add(rowBase, config.getTileM() - 1);
+  Value rowsInside = im.ult(lastRow, im.c(p.m));
+  Value lastCol = im.add(colBase, config.getTileN() - 1);
+  Value colsInside = im.ult(lastCol, im.c(p.n));
+  return arith::AndIOp::create(b, loc, rowsInside, colsInside);
+}
+
+LogicalResult MatmulKernelBuilder::storeRun(OpBuilder &nb, EpilogueRow &at) {
+  IndexMath m{nb, loc};
+  int64_t cols = at.acc.size();
+  if (at.checked)
+    for (int64_t e = 0; e < cols; ++e) {
+      Value rowInside = m.ult(at.row, m.c(p.m));
+      Value colInside = m.ult(e == 0 ? at.col : m.add(at.col, e), m.c(p.n));
+      at.ok.push_back(arith::AndIOp::create(nb, loc, rowInside, colInside));
+    }
   // The stored value: the anchor result, or the epilogue's, evaluated per
-  // accumulator element in registers (ScalarOps.h) before the one store.
+  // element in registers (ScalarOps.h).
   Value result = gemm.parts.result;
-  bool plain = result == gemm.op->getResult(0);
   Type outType = getStorageElementType(
       llvm::cast<ShapedType>(result.getType()).getElementType());
-  unsigned cBytes = byteWidth(outType);
+  SmallVector<Value> vals;
+  if (result == gemm.op->getResult(0)) {
+    for (Value v : at.acc) {
+      if (v.getType() != p.resultType)
+        v = llvm::isa<FloatType>(p.resultType)
+                ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
+                : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
+      vals.push_back(v);
+    }
+  } else {
+    FailureOr<SmallVector<Value>> lanes = evaluateEpilogue(nb, result, at);
+    if (failed(lanes))
+      return failure();
+    Type resultType = llvm::cast<ShapedType>(result.getType()).getElementType();
+    for (Value v : *lanes)
+      vals.push_back(toStorageType(nb, loc, v, resultType));
+  }
+  Value base = cAccess.locate(m, batch, at.row, at.col);
+  if (!at.checked && cols > 1 && cAccess.hasAlignedRuns(cols)) {
+    auto vt = VectorType::get({cols}, outType);
+    Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
+    vector::StoreOp::create(nb, loc, vec, flatC, base, false,
+                            llvm::MaybeAlign(cols * byteWidth(outType)));
+    return success();
+  }
+  for (int64_t e = 0; e < cols; ++e) {
+    Value idx = m.add(base, e * cAccess.colStride);
+    if (!at.checked) {
+      memref::StoreOp::create(nb, loc, vals[e], flatC, idx);
+      continue;
+    }
+    auto guard = scf::IfOp::create(nb, loc, at.ok[e], false);
+    OpBuilder gb = guard.getThenBodyBuilder();
+    memref::StoreOp::create(gb, loc, vals[e], flatC, idx);
+  }
+  return success();
+}
+
+void MatmulKernelBuilder::epilogueBarrier(OpBuilder &b) {
+  if (config.getCopy() != CopyKind::tma) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  // Only the consumer warpgroups get here (the producer's threads exit
+  // after their loads): named barrier 1 over them.
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  NVVM::BarrierOp::create(b, loc, Type(), i32(1), i32(config.getNumThreads()),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
+  GemmSharedMemoryLayout layout = getGemmSharedMemoryLayout(p, config);
+  if (layout.epilogueRowBytes > 0)
+    return stagedEpilogue(b, acc, layout);
+  // Stored from registers: each accumulator row run (consecutive columns of
+  // one row) is one store, with no bounds checks where the whole block tile
+  // is inside C.
+  auto ifOp = scf::IfOp::create(b, loc, fullTile(b), /*withElseRegion=*/true);
   for (bool checked : {false, true}) {
     OpBuilder nb = checked ? ifOp.getElseBodyBuilder() : ifOp.getThenBodyBuilder();
     IndexMath m{nb, loc};
@@ -184,61 +249,99 @@ LogicalResult MatmulKernelBuilder::epilogue(OpBuilder &b, ArrayRef<Value> acc) {
       for (int64_t h = 0; h < rowsPer; ++h) {
         // Elements (h, 0 .. cols) are consecutive columns of one row.
         auto [r, c] = mma->elementCoords(m, lane, i, h, 0);
-        Value row = m.add(m.add(rowBase, warpRow), r);
-        Value col = m.add(m.add(colBase, warpCol), c);
-        Value base = cAccess.locate(m, batch, row, col);
         EpilogueRow at;
-        at.row = row;
-        at.col = col;
+        at.row = m.add(m.add(rowBase, warpRow), r);
+        at.col = m.add(m.add(colBase, warpCol), c);
         at.checked = checked;
-        for (int64_t e = 0; e < cols; ++e) {
+        for (int64_t e = 0; e < cols; ++e)
           at.acc.push_back(vector::ExtractOp::create(nb, loc, acc[i],
                                                      ArrayRef<int64_t>{h, e}));
-          if (checked) {
-            Value rowInside = m.ult(row, m.c(p.m));
-            Value colE = m.add(col, e);
-            Value colInside = m.ult(colE, m.c(p.n));
-            at.ok.push_back(
-                arith::AndIOp::create(nb, loc, rowInside, colInside));
-          }
-        }
-        SmallVector<Value> vals;
-        if (plain) {
-          for (Value v : at.acc) {
-            if (v.getType() != p.resultType)
-              v = llvm::isa<FloatType>(p.resultType)
-                      ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
-                      : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
-            vals.push_back(v);
-          }
-        } else {
-          FailureOr<SmallVector<Value>> lanes =
-              evaluateEpilogue(nb, result, at);
-          if (failed(lanes))
-            return failure();
-          Type resultType =
-              llvm::cast<ShapedType>(result.getType()).getElementType();
-          for (Value v : *lanes)
-            vals.push_back(toStorageType(nb, loc, v, resultType));
-        }
-        if (!checked && cols > 1 && cAccess.hasAlignedRuns(cols)) {
-          auto vt = VectorType::get({cols}, outType);
-          Value vec = vector::FromElementsOp::create(nb, loc, vt, vals);
-          vector::StoreOp::create(nb, loc, vec, flatC, base, false,
-                                  llvm::MaybeAlign(cols * cBytes));
-          continue;
-        }
-        for (int64_t e = 0; e < cols; ++e) {
-          Value idx = m.add(base, e * cAccess.colStride);
-          if (!checked) {
-            memref::StoreOp::create(nb, loc, vals[e], flatC, idx);
-            continue;
-          }
-          auto guard = scf::IfOp::create(nb, loc, at.ok[e], false);
-          OpBuilder gb = guard.getThenBodyBuilder();
-          memref::StoreOp::create(gb, loc, vals[e], flatC, idx);
-        }
+        if (failed(storeRun(nb, at)))
+          return failure();
       }
+    }
+  }
+  return success();
+}
+
+LogicalResult
+MatmulKernelBuilder::stagedEpilogue(OpBuilder &b, ArrayRef<Value> acc,
+                                    const GemmSharedMemoryLayout &layout) {
+  IndexMath im{b, loc};
+  int64_t tm = config.getTileM(), tn = config.getTileN();
+  // The anchor's results, rounded to its type (what the epilogue starts
+  // from, see evaluateEpilogue), as [tile_m][row] over the operand tiles.
+  Type staged = p.resultType;
+  int64_t rowElems = layout.epilogueRowBytes / byteWidth(staged);
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value tile = memref::ViewOp::create(
+      b, loc, MemRefType::get({tm, rowElems}, staged, AffineMap(), workgroup),
+      dynamicSmem, tilesStart, ValueRange{});
+  // Every warp is done reading the operand tiles (the main loop left no
+  // copy or wgmma in flight).
+  epilogueBarrier(b);
+  for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
+    auto accType = llvm::cast<VectorType>(acc[i].getType());
+    int64_t rowsPer = accType.getDimSize(0), cols = accType.getDimSize(1);
+    for (int64_t h = 0; h < rowsPer; ++h) {
+      auto [r, c] = mma->elementCoords(im, lane, i, h, 0);
+      SmallVector<Value> vals;
+      for (int64_t e = 0; e < cols; ++e) {
+        Value v = vector::ExtractOp::create(b, loc, acc[i],
+                                            ArrayRef<int64_t>{h, e});
+        if (v.getType() != staged)
+          v = llvm::isa<FloatType>(staged)
+                  ? Value(arith::TruncFOp::create(b, loc, staged, v))
+                  : Value(arith::TruncIOp::create(b, loc, staged, v));
+        vals.push_back(v);
+      }
+      Value vec = vector::FromElementsOp::create(
+          b, loc, VectorType::get({cols}, staged), vals);
+      vector::StoreOp::create(b, loc, vec, tile,
+                              ValueRange{im.add(warpRow, r), im.add(warpCol, c)},
+                              false, llvm::MaybeAlign(cols * byteWidth(staged)));
+    }
+  }
+  epilogueBarrier(b);
+  // Read back row-major: `vector` consecutive results per thread and step,
+  // so a warp's stores cover whole rows of C.
+  int64_t vector = layout.epilogueVector, perRow = tn / vector;
+  int64_t total = tm * perRow, threads = config.getNumThreads();
+  bool plain = gemm.parts.result == gemm.op->getResult(0);
+  auto ifOp = scf::IfOp::create(b, loc, fullTile(b), /*withElseRegion=*/true);
+  for (bool checked : {false, true}) {
+    OpBuilder nb = checked ? ifOp.getElseBodyBuilder() : ifOp.getThenBodyBuilder();
+    for (int64_t first = 0; first < total; first += threads) {
+      OpBuilder sb = nb;
+      IndexMath m{nb, loc};
+      if (first + threads > total) {
+        // The last step has fewer runs than threads.
+        auto guard = scf::IfOp::create(
+            nb, loc, m.ult(tid, m.c(total - first)), false);
+        sb = guard.getThenBodyBuilder();
+      }
+      IndexMath sm{sb, loc};
+      Value idx = first == 0 ? tid : sm.add(tid, first);
+      Value row = sm.div(idx, perRow);
+      Value col = sm.mul(sm.rem(idx, perRow), vector);
+      Value run = vector::LoadOp::create(
+          sb, loc, VectorType::get({vector}, staged), tile,
+          ValueRange{row, col}, false,
+          llvm::MaybeAlign(vector * byteWidth(staged)));
+      EpilogueRow at;
+      at.row = sm.add(rowBase, row);
+      at.col = sm.add(colBase, col);
+      at.checked = checked;
+      for (int64_t e = 0; e < vector; ++e) {
+        Value v = vector::ExtractOp::create(sb, loc, run, e);
+        // The epilogue computes from the accumulator type.
+        if (!plain)
+          v = toComputeType(sb, loc, v, staged);
+        at.acc.push_back(v);
+      }
+      if (failed(storeRun(sb, at)))
+        return failure();
     }
   }
   return success();

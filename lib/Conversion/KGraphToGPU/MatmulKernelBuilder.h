@@ -167,7 +167,18 @@ private:
 
   // The epilogue (MatmulEpilogue.cpp).
 
+  /// The epilogue of the finished accumulators `acc` (mma->finish's):
+  /// staged through shared memory where the layout says so
+  /// (GemmSharedMemoryLayout::epilogueRowBytes), else stored from
+  /// registers.
   LogicalResult epilogue(OpBuilder &b, ArrayRef<Value> acc);
+  LogicalResult stagedEpilogue(OpBuilder &b, ArrayRef<Value> acc,
+                               const GemmSharedMemoryLayout &layout);
+  /// Whether the whole block tile is inside C (stores need no checks).
+  Value fullTile(OpBuilder &b);
+  /// A barrier over the threads that run the epilogue (with copy = tma, the
+  /// consumer warpgroups only).
+  void epilogueBarrier(OpBuilder &b);
   /// The `lanes.size()` consecutive-column elements of `v` (the anchor
   /// result or an epilogue value or input) at GEMM element (row, col ..), in
   /// compute type; `acc` holds the accumulators of those elements, `ok` (if
@@ -180,6 +191,9 @@ private:
   };
   FailureOr<SmallVector<Value>> evaluateEpilogue(OpBuilder &b, Value v,
                                                  EpilogueRow &at);
+  /// Evaluates the epilogue on the run `at` (row, col, acc and checked set;
+  /// fills ok) and stores its elements to C.
+  LogicalResult storeRun(OpBuilder &b, EpilogueRow &at);
   /// Loads the elements of group input `arg` (broadcast to the result
   /// shape) that the epilogue row `at` needs; with `through` (the access map
   /// of a transpose, broadcast or slice of `arg`, from its result of shape
@@ -203,6 +217,8 @@ private:
   /// Flat views of the group inputs the epilogue reads.
   DenseMap<Value, Value> flatInputs;
   Value aTile, bTile; // shared-memory views [stage][row][col]
+  /// The dynamic shared memory (i8) and the byte offset of the tiles in it.
+  Value dynamicSmem, tilesStart;
   Value tid, lane, warpRow, warpCol, rowBase, colBase, batch;
 };
 

@@ -36,10 +36,17 @@
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<3x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvgpu.ldmatrix {{.*}} transpose = false} : memref<3x32x40xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.mma.sync
-// The NHWC result is [M][F] with group g's channels from 32 g on: pairs of
-// channels are stored as vectors.
+// The epilogue is staged over the operand tiles: the fragments' channel
+// pairs into a [64][32 + 8] tile, a barrier, then runs of 8 channels read
+// back per thread. The NHWC result is [M][F] with group g's channels from
+// 32 g on: each run is one 16-byte store.
+// CHECK: %[[STAGE:.*]] = memref.view {{.*}} to memref<64x40xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.store {{.*}}, %[[STAGE]][{{.*}}] {alignment = 4 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[STAGE]][{{.*}}] {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: arith.muli %[[GROUP]], %c32 : index
-// CHECK: vector.store {{.*}} : memref<3200xf16>, vector<2xf16>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<3200xf16>, vector<8xf16>
 func.func @nhwc_pad_groups(%a: tensor<2x9x9x32xf16>, %b: tensor<64x3x3x16xf16>) -> tensor<2x5x5x64xf16> {
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 32, warps_m = 2, warps_n = 1, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<2x9x9x32xf16>, tensor<64x3x3x16xf16>) -> tensor<2x5x5x64xf16> {
   ^bb0(%x: tensor<2x9x9x32xf16>, %w: tensor<64x3x3x16xf16>):
@@ -80,7 +87,7 @@ func.func @nchw(%a: tensor<2x8x7x7xf16>, %b: tensor<16x8x3x3xf16>) -> tensor<2x1
 // CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1} : memref<6272xf16>
 // CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<2048xf16>
 // CHECK: nvgpu.mma.sync
-// CHECK: vector.store {{.*}} : memref<3136xf16>, vector<2xf16>
+// CHECK: vector.store {{.*}} : memref<3136xf16>, vector<8xf16>
 func.func @one_by_one(%a: tensor<2x7x7x64xf16>, %b: tensor<32x1x1x64xf16>) -> tensor<2x7x7x32xf16> {
   %0 = kgraph.conv2d %a, %b layout = nhwc : tensor<2x7x7x64xf16>, tensor<32x1x1x64xf16> -> tensor<2x7x7x32xf16>
   return %0 : tensor<2x7x7x32xf16>

@@ -4,29 +4,38 @@
 
 // matmul + bias + relu in f16 with a pinned configuration that does not
 // divide M = 100, N = 200. Kernel arguments: the group's inputs, then the
-// result. The accumulator is rounded to f16 (the matmul's result type),
-// then the bias add and relu compute in f32 and round to f16: the values
-// the ops compute one at a time. Inside C the bias pair is one vector load
-// and the result pair one vector store; at the edges every element is
-// checked.
+// result. The epilogue is staged through shared memory: the accumulators
+// rounded to f16 (the matmul's result type) are written over the operand
+// tiles as a [64][64 + 8] tile, and after a barrier each thread reads back
+// runs of 8 consecutive columns; the bias add and relu compute in f32 and
+// round to f16: the values the ops compute one at a time. Inside C the
+// bias run is one vector load and the result run one vector store; at the
+// edges every element is checked.
 // CHECK-LABEL: gpu.func @bias_relu_f16_k0(
 // CHECK-SAME: %{{.*}}: memref<100x72xf16>, %{{.*}}: memref<72x200xf16>, %{{.*}}: memref<200xf16>, %{{.*}}: memref<100x200xf16>)
 // CHECK: scf.for
 // CHECK: nvgpu.mma.sync
-// CHECK: scf.if
+// CHECK: %[[STAGE:.*]] = memref.view {{.*}} to memref<64x72xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
 // CHECK: %[[ACC:.*]] = vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
-// CHECK: %[[ACC16:.*]] = arith.truncf %[[ACC]] : f32 to f16
-// CHECK: %[[ACC32:.*]] = arith.extf %[[ACC16]] : f16 to f32
-// CHECK: %[[BIAS:.*]] = vector.load %{{.*}}[%{{.*}}] {alignment = 4 : i64} : memref<200xf16>, vector<2xf16>
-// CHECK: %[[B0:.*]] = vector.extract %[[BIAS]][0] : f16 from vector<2xf16>
+// CHECK-NEXT: %[[ACC16:.*]] = arith.truncf %[[ACC]] : f32 to f16
+// CHECK: vector.store %{{.*}}, %[[STAGE]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[ROW8:.*]] = vector.load %[[STAGE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: %[[R0:.*]] = vector.extract %[[ROW8]][0] : f16 from vector<8xf16>
+// CHECK: %[[ACC32:.*]] = arith.extf %[[R0]] : f16 to f32
+// CHECK: %[[BIAS:.*]] = vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<200xf16>, vector<8xf16>
+// CHECK: %[[B0:.*]] = vector.extract %[[BIAS]][0] : f16 from vector<8xf16>
 // CHECK: %[[B32:.*]] = arith.extf %[[B0]] : f16 to f32
 // CHECK: %[[SUM:.*]] = arith.addf %[[ACC32]], %[[B32]] : f32
 // CHECK: %[[SUM16:.*]] = arith.truncf %[[SUM]] : f32 to f16
 // CHECK: %[[S32:.*]] = arith.extf %[[SUM16]] : f16 to f32
 // CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[S32]], %{{.*}} : f32
 // CHECK: arith.select %[[NEG]], %{{.*}}, %[[S32]] : f32
-// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<20000xf16>, vector<2xf16>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<20000xf16>, vector<8xf16>
 // CHECK: } else {
+// CHECK: vector.load %[[STAGE]]
 // CHECK: memref.load %{{.*}} : memref<200xf16>
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}} : memref<20000xf16>
@@ -73,21 +82,24 @@ func.func @nchw_bias(%x: tensor<2x16x13x13xf16>, %w: tensor<24x16x3x3xf16>, %bia
 // -----
 
 // nhwc conv2d + bias + residual + relu: the residual has the output's shape
-// and is read at the output's own index (row * F + channel), a pair per
-// vector load like the bias; the sum of three ops rounds to f16 after each.
+// and is read at the output's own index (row * F + channel), 8 channels
+// per vector load like the bias (the staged epilogue's runs); the sum of
+// three ops rounds to f16 after each.
 // CHECK-LABEL: gpu.func @nhwc_bias_residual_k0(
 // CHECK-SAME: %[[BIAS:[^:]*]]: memref<64xf16>, %[[RES:[^:]*]]: memref<3x10x10x64xf16>, %{{.*}}: memref<3x10x10x64xf16>)
 // CHECK: %[[FRES:.*]] = memref.reinterpret_cast %[[RES]] to offset: [0], sizes: [19200], strides: [1]
 // CHECK: nvvm.cp.async.wait.group 0
-// CHECK: %[[ROWOFF:.*]] = arith.muli %{{.*}}, %c64 : index
-// CHECK: vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
-// CHECK: vector.load %[[BIAS]][%[[COL:.*]]] {alignment = 4 : i64} : memref<64xf16>, vector<2xf16>
+// CHECK: %[[STAGE:.*]] = memref.view {{.*}} to memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[STAGE]][{{.*}}] {alignment = 16 : i64} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: vector.load %[[BIAS]][%[[COL:.*]]] {alignment = 16 : i64} : memref<64xf16>, vector<8xf16>
 // CHECK: arith.addf
+// CHECK: %[[ROWOFF:.*]] = arith.muli %{{.*}}, %c64 : index
 // CHECK: %[[AT:.*]] = arith.addi %[[ROWOFF]], %[[COL]] : index
-// CHECK: vector.load %[[FRES]][%[[AT]]] {alignment = 4 : i64} : memref<19200xf16>, vector<2xf16>
+// CHECK: vector.load %[[FRES]][%[[AT]]] {alignment = 16 : i64} : memref<19200xf16>, vector<8xf16>
 // CHECK: arith.addf
 // CHECK: arith.cmpf olt
-// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<19200xf16>, vector<2xf16>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<19200xf16>, vector<8xf16>
 func.func @nhwc_bias_residual(%x: tensor<3x10x10x64xf16>, %w: tensor<64x3x3x64xf16>, %bias: tensor<64xf16>, %res: tensor<3x10x10x64xf16>) -> tensor<3x10x10x64xf16> {
   %0 = kgraph.fused (%x, %w, %bias, %res) : (tensor<3x10x10x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>, tensor<3x10x10x64xf16>) -> tensor<3x10x10x64xf16> {
   ^bb0(%i: tensor<3x10x10x64xf16>, %f: tensor<64x3x3x64xf16>, %b: tensor<64xf16>, %r0: tensor<3x10x10x64xf16>):

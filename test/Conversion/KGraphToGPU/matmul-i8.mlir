@@ -16,7 +16,10 @@
 // CHECK: vector.from_elements {{.*}} : vector<2x4xi8>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 32]} : (vector<4x4xi8>, vector<2x4xi8>, vector<2x2xi32>) -> vector<2x2xi32>
 // CHECK-NOT: arith.trunci
-// CHECK: vector.store {{.*}} : memref<65536xi32>, vector<2xi32>
+// CHECK: vector.store {{.*}} : memref<128x136xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.load {{.*}} : memref<128x136xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK-NOT: arith.trunci
+// CHECK: vector.store {{.*}} : memref<65536xi32>, vector<4xi32>
 func.func @i8(%a: tensor<256x128xi8>, %b: tensor<128x256xi8>) -> tensor<256x256xi32> {
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 32], load_width = 16, smem_padding = 16>} : (tensor<256x128xi8>, tensor<128x256xi8>) -> tensor<256x256xi32> {
   ^bb0(%x: tensor<256x128xi8>, %y: tensor<128x256xi8>):

@@ -53,7 +53,7 @@ func.func @f16_k8_transposed(%a: tensor<96x64xf16>, %b: tensor<40x96xf16>) -> te
 // CHECK: arith.muli {{.*}} : vector<2xi32>
 // CHECK: arith.addi {{.*}} : vector<2xi32>
 // CHECK-NOT: arith.trunci
-// CHECK: vector.store {{.*}} : memref<2560xi32>, vector<2xi32>
+// CHECK: vector.store {{.*}} : memref<2560xi32>, vector<4xi32>
 func.func @i8_fma(%a: tensor<64x96xi8>, %b: tensor<96x40xi8>) -> tensor<64x40xi32> {
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 64, warps_m = 2, warps_n = 4, stages = 1, instruction = fma, instruction_shape = [1, 1, 1], load_width = 8, smem_padding = 16>} : (tensor<64x96xi8>, tensor<96x40xi8>) -> tensor<64x40xi32> {
   ^bb0(%x: tensor<64x96xi8>, %y: tensor<96x40xi8>):

@@ -33,7 +33,7 @@
 // CHECK-NEXT: scf.yield %[[D3]]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.extractvalue
-// CHECK: vector.store {{.*}} : memref<{{.*}}xf32>, vector<2xf32>
+// CHECK: vector.store {{.*}} : memref<{{.*}}xf32>, vector<4xf32>
 func.func @nn(%a: tensor<256x512xf16>, %b: tensor<512x256xf16>) -> tensor<256x256xf32> {
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>} : (tensor<256x512xf16>, tensor<512x256xf16>) -> tensor<256x256xf32> {
   ^bb0(%x: tensor<256x512xf16>, %y: tensor<512x256xf16>):

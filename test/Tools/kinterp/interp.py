@@ -50,7 +50,8 @@ def _handlers():
         table.update(mod.HANDLERS)
     table.update({"scf.for": _scf_for, "scf.if": _scf_if, "scf.while": _scf_while,
                   "scf.execute_region": _scf_execute_region,
-                  "gpu.barrier": _barrier, "nvvm.barrier0": _barrier})
+                  "gpu.barrier": _barrier, "nvvm.barrier0": _barrier,
+                  "nvvm.barrier": _nvvm_barrier})
     return table
 
 
@@ -172,7 +173,7 @@ def _check_shape(ip, op, v, typ):
 
 
 _GEN_OPS = {"scf.for", "scf.if", "scf.while", "scf.execute_region", "gpu.barrier",
-            "nvvm.barrier0", "nvvm.mbarrier.try_wait.parity"}
+            "nvvm.barrier0", "nvvm.barrier", "nvvm.mbarrier.try_wait.parity"}
 
 
 def _uniform(x):
@@ -269,6 +270,10 @@ def _interleave(ip, op, sides, env):
                     state[k], waits[k] = "wait", ev
                 elif ev[0] == "barrier":
                     state[k], waits[k] = "barrier", ev
+                elif ev[0] == "named_barrier":
+                    # Its threads are all on this side: they order their
+                    # accesses without waiting for the other side.
+                    yield ev
                 else:
                     raise KernelError(f"unknown event {ev}")
         live = [k for k in range(len(gens)) if state[k] != "done"]
@@ -327,6 +332,28 @@ def _barrier(ip, op, env, mask):
     yield ("barrier", mask, f"line {op.line}")
 
 
+def _nvvm_barrier(ip, op, env, mask):
+    """bar.sync: without a thread count, the block barrier; with one
+    (`id`, `number_of_threads`), a named barrier over that many threads of
+    each block, all of which must be here together (the lanes of one side
+    of a divergent branch: the consumer warpgroups of a TMA kernel)."""
+    seg = op.array_attr("operandSegmentSizes") if op.operands else [0, 0, 0]
+    if len(seg) > 2 and seg[2]:
+        raise Unsupported(f"line {op.line}: nvvm.barrier with a reduction")
+    if not seg[1]:
+        yield ("barrier", mask, f"line {op.line}")
+        return
+    count = int(env[op.operands[seg[0]]])
+    per = ip.lanes.threads_per_block
+    here = (np.ones(ip.lanes.count, bool) if mask is None else mask).reshape(-1, per)
+    n = here.sum(axis=1)
+    bad = np.flatnonzero((n != 0) & (n != count))
+    if bad.size:
+        raise KernelError(f"line {op.line}: nvvm.barrier over {count} threads is reached by "
+                          f"{int(n[bad[0]])} threads of block {int(bad[0])} of the chunk")
+    yield ("named_barrier", here.any(axis=1), f"line {op.line}")
+
+
 def check_barrier(ip, mask, where):
     if mask is None:
         return
@@ -370,6 +397,10 @@ def run_kernel(func_op, args, grid, block, shared_bytes, memory, name="kernel",
                 ev = next(gen)
             except StopIteration:
                 break
+            if ev[0] == "named_barrier":
+                # The blocks whose threads met at it (ev[1]: per block).
+                ip.epoch[np.flatnonzero(ev[1])] += 1
+                continue
             if ev[0] == "barrier":
                 check_barrier(ip, ev[1], f"{name} {ev[2] if len(ev) > 2 else ''}")
                 if ev[1] is None:

@@ -240,6 +240,25 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
   if (s.copy == CopyKind::tma)
     l.barrierBytes = kTmaBarrierBytesPerStage * s.stages;
   l.totalBytes = l.alignmentSlack + l.offsetBarriers + l.barrierBytes;
+  // The epilogue is staged where C's rows are contiguous (not an nchw
+  // conv2d, whose channels are strided), the result type is stored as
+  // itself in 16-byte vectors that divide the tile's row, and the result
+  // tile fits over the operand tiles (it never grows the shared memory).
+  const ElementTypeInfo *result = lookupElementType(p.resultType);
+  bool nchw = p.conv && !p.conv->nhwc;
+  if (!nchw && result && result->storageBytes * 8 == result->bitWidth &&
+      16 % result->storageBytes == 0) {
+    int64_t vector = 16 / result->storageBytes;
+    // 8 elements of padding: the accumulator fragments are pairs of
+    // columns, 4 lanes to a row, so the rows one store phase covers (8 of
+    // 16-bit pairs, 4 of 32-bit ones) start 16 (32) bytes = 4 (8) banks
+    // apart and hit distinct banks.
+    int64_t rowBytes = (s.tileN + 8) * result->storageBytes;
+    if (s.tileN % vector == 0 && s.tileM * rowBytes <= l.offsetBarriers) {
+      l.epilogueRowBytes = rowBytes;
+      l.epilogueVector = vector;
+    }
+  }
   return l;
 }
 

@@ -231,6 +231,13 @@ struct GemmSharedMemoryLayout {
   int64_t barrierBytes = 0;
   /// The kernel's dynamic shared memory: slack, tiles and barriers.
   int64_t totalBytes = 0;
+  /// The staged epilogue (MatmulEpilogue.cpp), 0 where the accumulators are
+  /// stored from registers: once the main loop is done, the block's result
+  /// tile is written over the operand tiles as tile_m rows of
+  /// `epilogueRowBytes` (a row of results plus 8 elements, against bank
+  /// conflicts), and read back `epilogueVector` consecutive results (16
+  /// bytes) per thread and step.
+  int64_t epilogueRowBytes = 0, epilogueVector = 0;
 };
 GemmSharedMemoryLayout getGemmSharedMemoryLayout(const MatmulProblem &p,
                                                  const GemmTileShape &shape);
