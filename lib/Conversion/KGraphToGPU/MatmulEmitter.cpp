@@ -38,10 +38,13 @@
 // Wgmma.cpp), aligned inside the dynamic shared memory.
 //
 // A group may fuse elementwise ops around its GEMM (GemmGroup.h). The
-// epilogue evaluates them per accumulator element in registers before the
-// single store (ScalarOps.h: the accumulator rounded to the anchor's result
-// type, every op computed in f32/i32 and rounded to its own type); their
-// other inputs are read at the output element's coordinates. A matmul
+// epilogue evaluates them in registers before the single store (ScalarOps.h:
+// the accumulator rounded to the anchor's result type, every op computed in
+// f32/i32 and rounded to its own type); their other inputs are read at the
+// output element's coordinates. Where the resource model says so
+// (GemmSharedMemoryLayout::epilogueRowBytes), the rounded accumulators first
+// go through shared memory, so that each thread evaluates and stores runs of
+// 16 bytes of one row (MatmulEpilogue.cpp). A matmul
 // operand with a prologue (cast, scale) is staged synchronously through
 // registers and converted on the way, since cp.async only copies bytes:
 // its loads no longer overlap the previous stage's math.
@@ -210,13 +213,13 @@ LogicalResult MatmulKernelBuilder::build() {
   int64_t aBytes = aType.getNumElements() * byteWidth(p.operandType);
   int64_t bBytes = bType.getNumElements() * byteWidth(p.operandType);
   if (aBytes != layout.offsetB ||
-      bBytes != layout.offsetBarriers - layout.offsetB ||
+      bBytes != stages * layout.stageBytesB ||
       mma->tileAlignment() != layout.tileAlignment)
     return group.emitOpError("internal error: the kernel's operand tiles (")
            << aBytes << " + " << bBytes << " bytes, aligned to "
            << mma->tileAlignment()
            << ") are not the shared-memory model's (" << layout.offsetB
-           << " + " << layout.offsetBarriers - layout.offsetB
+           << " + " << stages * layout.stageBytesB
            << ", aligned to " << layout.tileAlignment << ")";
   // Tiles start at the first `align`-byte boundary of the dynamic shared
   // memory (the layout's slack).

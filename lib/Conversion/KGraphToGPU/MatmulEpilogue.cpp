@@ -5,6 +5,13 @@
 // (evaluated in registers, ScalarOps.h; their other inputs read at the
 // output element's coordinates, broadcast to the result shape), to one
 // store, vectorized and unchecked where the whole block tile is inside C.
+// Staged (GemmSharedMemoryLayout::epilogueRowBytes): the accumulators,
+// rounded to the anchor's result type, are first written over the operand
+// tiles as the block's [tile_m][tile_n + 8] result tile; after a barrier
+// each thread reads back runs of 16 bytes of one row, so the ops' input
+// loads and the stores of a warp cover whole rows of C rather than the
+// fragments' column pairs on 8 rows. Rounding first is exact: the epilogue
+// starts from the rounded value either way (evaluateEpilogue).
 //
 //===----------------------------------------------------------------------===//
 

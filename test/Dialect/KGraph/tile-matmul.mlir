@@ -32,7 +32,7 @@
 // SM75-LABEL: func @f16_4096(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 8, smem_padding = 8>}
 // SM70-LABEL: func @f16_4096(
-// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 8, smem_padding = 8>}
+// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 8, smem_padding = 8>}
 func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
@@ -181,7 +181,7 @@ func.func @transpose_b(%a: tensor<1024x1000xf16>, %b: tensor<1024x1000xf16>) -> 
 // SM75-LABEL: func @i8(
 // SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 16, smem_padding = 16>}
 // SM70-LABEL: func @i8(
-// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 64, warps_m = 1, warps_n = 2, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 16, smem_padding = 16>}
+// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 16, smem_padding = 16>}
 func.func @i8(%a: tensor<4096x4096xi8>, %b: tensor<4096x4096xi8>) -> tensor<4096x4096xi32> {
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xi8>, tensor<4096x4096xi8> -> tensor<4096x4096xi32>
   return %0 : tensor<4096x4096xi32>
@@ -195,9 +195,9 @@ func.func @i8(%a: tensor<4096x4096xi8>, %b: tensor<4096x4096xi8>) -> tensor<4096
 // SM80-LABEL: func @tf32(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 8], load_width = 4, smem_padding = 4>}
 // SM75-LABEL: func @tf32(
-// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
+// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 16, warps_m = 2, warps_n = 2, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
 // SM70-LABEL: func @tf32(
-// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
+// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
 func.func @tf32(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %0 = kgraph.matmul %a, %b precision = tf32 : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
@@ -211,9 +211,9 @@ func.func @tf32(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<
 // SM80-LABEL: func @f32(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
 // SM75-LABEL: func @f32(
-// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
+// SM75: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 16, warps_m = 2, warps_n = 2, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
 // SM70-LABEL: func @f32(
-// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
+// SM70: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 1, warps_n = 4, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 4, smem_padding = 4>}
 func.func @f32(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>

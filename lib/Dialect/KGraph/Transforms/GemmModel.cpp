@@ -236,16 +236,19 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
     l.alignmentSlack = kWgmmaTileAlignment;
   }
   l.offsetB = s.stages * l.stageBytesA;
-  l.offsetBarriers = l.offsetB + s.stages * l.stageBytesB;
+  int64_t operandsEnd = l.offsetB + s.stages * l.stageBytesB;
   if (s.copy == CopyKind::tma)
     l.barrierBytes = kTmaBarrierBytesPerStage * s.stages;
-  l.totalBytes = l.alignmentSlack + l.offsetBarriers + l.barrierBytes;
   // The epilogue is staged where C's rows are contiguous (not an nchw
-  // conv2d, whose channels are strided), the result type is stored as
-  // itself in 16-byte vectors that divide the tile's row, and the result
-  // tile fits over the operand tiles (it never grows the shared memory).
+  // conv2d, whose channels are strided) and the result type is stored as
+  // itself in 16-byte vectors that divide the tile's row. The result tile
+  // goes over the operand tiles; where it is larger (one or two stages of a
+  // short K), the tiles' region grows to hold it, as long as the block
+  // stays within the shared memory every target gives without an opt-in,
+  // so no configuration legal without staging becomes illegal.
   const ElementTypeInfo *result = lookupElementType(p.resultType);
   bool nchw = p.conv && !p.conv->nhwc;
+  int64_t tilesEnd = operandsEnd;
   if (!nchw && result && result->storageBytes * 8 == result->bitWidth &&
       16 % result->storageBytes == 0) {
     int64_t vector = 16 / result->storageBytes;
@@ -254,11 +257,21 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
     // 16-bit pairs, 4 of 32-bit ones) start 16 (32) bytes = 4 (8) banks
     // apart and hit distinct banks.
     int64_t rowBytes = (s.tileN + 8) * result->storageBytes;
-    if (s.tileN % vector == 0 && s.tileM * rowBytes <= l.offsetBarriers) {
+    int64_t staged = s.tileM * rowBytes;
+    bool fits = staged <= operandsEnd ||
+                l.alignmentSlack + staged + l.barrierBytes <=
+                    kStagedEpilogueSharedMemoryLimit;
+    if (s.tileN % vector == 0 && fits) {
       l.epilogueRowBytes = rowBytes;
       l.epilogueVector = vector;
+      tilesEnd = std::max(operandsEnd, staged);
     }
   }
+  // The mbarriers follow the tiles' region: the staged result never
+  // overwrites them (an mbarrier's bytes may not be reused before
+  // mbarrier.inval).
+  l.offsetBarriers = tilesEnd;
+  l.totalBytes = l.alignmentSlack + l.offsetBarriers + l.barrierBytes;
   return l;
 }
 

@@ -216,6 +216,11 @@ struct GemmTileShape {
 /// memory unless `tileAlignment` is set: then the kernel rounds it up to
 /// that boundary at run time, inside the `alignmentSlack` bytes reserved at
 /// the front.
+/// The dynamic shared memory of a block that any target gives without an
+/// opt-in (CUDA's 48 KiB): a staged epilogue may grow a block's shared
+/// memory up to it (getGemmSharedMemoryLayout).
+constexpr int64_t kStagedEpilogueSharedMemoryLimit = 48 * 1024;
+
 struct GemmSharedMemoryLayout {
   /// Rows and (padded) columns of one stage of A and B as stored.
   int64_t rowsA = 0, colsA = 0, rowsB = 0, colsB = 0;
@@ -225,7 +230,9 @@ struct GemmSharedMemoryLayout {
   int64_t tileAlignment = 0;
   /// Bytes allocated in front of the tiles to align them.
   int64_t alignmentSlack = 0;
-  /// Offsets of the B tiles and of the mbarriers from the tiles' start.
+  /// Offsets of the B tiles and of the mbarriers from the tiles' start
+  /// (the mbarriers follow the B stages, or the staged epilogue's result
+  /// tile where that is larger).
   int64_t offsetB = 0, offsetBarriers = 0;
   /// mbarrier bytes (copy = tma), 0 otherwise.
   int64_t barrierBytes = 0;
