@@ -268,7 +268,7 @@ def main(argv):
         if not opt:
             simulate(*case)
             continue
-        # Each case on one target (the emitter does not depend on it).
+        # Each case on one target, in turn (the mapping is the same on all).
         target = TARGETS[i % len(TARGETS)]
         msg = check_compiled(opt, case, target)
         if msg:
