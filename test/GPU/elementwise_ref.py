@@ -32,6 +32,51 @@ POISON = {
 }
 
 
+#: Where an op's float64 result is NaN or infinite although its inputs are
+#: finite (IEEE arithmetic defines one there): op -> a function of the
+#: reference's inputs (float64, in the case's order) flagging those
+#: elements. A NaN or an infinity anywhere else in a reference means the
+#: case's input domain is wrong (reference() fails on it at every seed);
+#: where one is defined, the output must have the same one (compare()).
+#: The generators' domains avoid all of these today (log, sqrt and rsqrt
+#: see positive values, div a nonzero divisor, pow a positive base).
+NONFINITE_WHERE = {
+    "log": lambda x: x <= 0,             # NaN below 0, -inf at 0
+    "sqrt": lambda x: x < 0,             # NaN
+    "rsqrt": lambda x: x <= 0,           # +-inf at +-0, NaN below
+    "div": lambda a, b: b == 0,          # +-inf, NaN for 0 / 0
+    "pow": lambda a, b: ((a < 0) & (b != b.round())) | ((a == 0) & (b < 0)),
+}
+
+
+def nonfinite_expected(case, inputs64):
+    """Bool tensor of the output's shape: where the case's op defines a NaN
+    or an infinity for these inputs (NONFINITE_WHERE)."""
+    shape = case["output"]["shape"]
+    where = NONFINITE_WHERE.get(case["op"])
+    if where is None:
+        return torch.zeros(shape, dtype=torch.bool)
+    return torch.broadcast_to(where(*inputs64), shape)
+
+
+def check_finite(case, values, expected, what, inputs64=()):
+    """Raises AssertionError, naming the case, its op and the first element,
+    when float tensor ``values`` is NaN or infinite outside ``expected``."""
+    bad = ~torch.isfinite(values) & ~expected
+    if not bad.any():
+        return
+    shape = case["output"]["shape"]
+    i = int(bad.flatten().nonzero()[0])
+    at = _where(shape, i)
+    ins = ", ".join(f"{spec['name']} = {torch.broadcast_to(x, shape)[at].item()!r}"
+                    for spec, x in zip(case["inputs"], inputs64))
+    raise AssertionError(
+        f"{case['name']} (kgraph.{case['op']}): the {what} is "
+        f"{values.flatten()[i].item()!r} at {at} ({int(bad.sum())} element(s); inputs "
+        f"there: {ins}), where kgraph.{case['op']} defines no NaN or infinity: the "
+        f"input domain is wrong")
+
+
 def case_seed(seed, name):
     """A per-case seed derived from the run's seed and the case name."""
     return (seed * 1000003 + zlib.crc32(name.encode())) % (2 ** 63)
@@ -90,6 +135,11 @@ def reference(case, inputs64):
     ref = eval(case["reference"], ns)  # noqa: S307 (our own manifest)
     ref = torch.broadcast_to(torch.as_tensor(ref), case["output"]["shape"])
     dt = case["output"]["dtype"]
+    expected = None
+    if ref.is_floating_point():
+        # Finite except where the op defines a NaN or an infinity.
+        expected = nonfinite_expected(case, inputs64)
+        check_finite(case, ref, expected, "float64 reference", inputs64)
     if dt == "i1":
         return ref.to(torch.bool)
     if dt in INT_RANGE:
@@ -98,7 +148,12 @@ def reference(case, inputs64):
             raise AssertionError(f"reference of {case['name']} is not an exact "
                                  f"{dt}: the input domain is wrong")
         return ref.to(torch.int64).to(TORCH_DTYPES[dt])
-    return ref.to(TORCH_DTYPES[dt])  # round to nearest even
+    out = ref.to(TORCH_DTYPES[dt])  # round to nearest even
+    if expected is not None:
+        # No overflow to infinity in the rounding either.
+        check_finite(case, out.to(torch.float64), expected, f"reference rounded to {dt}",
+                     inputs64)
+    return out
 
 
 def _where(shape, flat_index):
@@ -137,20 +192,31 @@ def compare(case, out, ref):
         out = raw.to(torch.bool)
     o = out.to(torch.float64).flatten()
     r = ref.to(torch.float64).flatten()
-    nan = torch.isnan(o)
+    # A NaN of the reference (where the op defines one, see reference())
+    # matches a NaN only; any other NaN of the output is wrong.
+    nan_o, nan_r = torch.isnan(o), torch.isnan(r)
     if case["check"] == "exact" or dt not in FLOAT_TOLERANCE:
-        return exact_mismatch((o != r) | nan, o, r, shape)
+        return exact_mismatch((o != r) & ~(nan_o & nan_r), o, r, shape)
     norm_tol, rtol, atol = FLOAT_TOLERANCE[dt]
+    nan = nan_o & ~nan_r
     if nan.any():
         i = int(nan.nonzero()[0])
         return (f"{int(nan.sum())}/{o.numel()} element(s) are NaN (unwritten "
                 f"or wrong), first at {_where(shape, i)}; expected {r[i].item()!r}")
-    inf = torch.isinf(r) | torch.isinf(o)
+    missing = nan_r & ~nan_o
+    if missing.any():
+        i = int(missing.nonzero()[0])
+        return (f"{int(missing.sum())}/{o.numel()} element(s) are not NaN where the "
+                f"reference is (kgraph.{case.get('op')} defines NaN there), first at "
+                f"{_where(shape, i)}: got {o[i].item()!r}")
+    # Infinities match the same-signed infinity only.
+    inf = (torch.isinf(r) | torch.isinf(o)) & ~nan_r
     if (o[inf] != r[inf]).any():
         i = int((inf & (o != r)).nonzero()[0])
         return (f"infinity mismatch at {_where(shape, i)}: got {o[i].item()!r}, "
                 f"expected {r[i].item()!r}")
-    o, r = o[~inf], r[~inf]
+    keep = ~inf & ~nan_r
+    o, r = o[keep], r[keep]
     if o.numel() == 0:
         return None
     diff = (o - r).abs()

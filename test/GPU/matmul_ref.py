@@ -138,6 +138,15 @@ def compare(case, out, ref, s, norm_scale=1.0):
         return f"shape {list(out.shape)} != {list(shape)}"
     o = out.to(torch.float64).flatten()
     r = ref.to(o.device).flatten()
+    # A GEMM of finite inputs defines no NaN or infinity: a non-finite
+    # reference means the input domain is wrong (and would accept anything).
+    bad = ~torch.isfinite(r.to(torch.float64))
+    if bad.any():
+        i = int(bad.nonzero()[0])
+        return (f"the float64 reference of {case['name']} (kgraph.{case.get('op')}) is "
+                f"{r[i].item()!r} at {_where(shape, i)} ({int(bad.sum())} element(s)), "
+                f"where kgraph.{case.get('op')} defines no NaN or infinity: the input "
+                f"domain is wrong")
     nan = torch.isnan(o)
     if nan.any():
         i = int(nan.nonzero()[0])

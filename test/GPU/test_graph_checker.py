@@ -34,13 +34,21 @@ def test_compare_rejects_outside_tolerance():
 
 
 def test_compare_nan_and_inf():
-    ref = torch.tensor([float("nan"), float("inf"), 1.0], dtype=torch.float64)
-    ok = torch.tensor([float("nan"), float("inf"), 1.0])
-    assert G.compare(torch, ok, ref, spec([3], "f32"), (0, 0)) is None
-    poisoned = torch.tensor([float("nan"), float("inf"), float("nan")])
+    ref = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    assert G.compare(torch, ref.float(), ref, spec([3], "f32"), (0, 0)) is None
+    poisoned = torch.tensor([1.0, 2.0, float("nan")])
     assert "NaN mismatch" in G.compare(torch, poisoned, ref, spec([3], "f32"), (1, 1))
-    wrong_inf = torch.tensor([float("nan"), float("-inf"), 1.0])
+    wrong_inf = torch.tensor([1.0, float("-inf"), 3.0])
     assert "infinity" in G.compare(torch, wrong_inf, ref, spec([3], "f32"), (1, 1))
+
+
+def test_compare_rejects_a_non_finite_reference():
+    # No op of the graphs defines a NaN or an infinity on their domains: one
+    # in the reference is a wrong domain, even where the output has it too.
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        ref = torch.tensor([1.0, bad, 3.0], dtype=torch.float64)
+        msg = G.compare(torch, ref.float(), ref, spec([3], "f32"), (1, 1))
+        assert msg and f"reference is {bad} at flat index 1" in msg and "domains" in msg
 
 
 def test_compare_integers_exact_and_shapes():

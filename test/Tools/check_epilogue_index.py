@@ -14,13 +14,25 @@ result along all of it, and per-dimension coordinates otherwise. This
 models that computation and compares it, for every element of small
 problems over many broadcast shapes, with numpy's own broadcasting; it also
 checks the condition under which two consecutive columns are read with one
-aligned vector load. Run: python3 test/Tools/check_epilogue_index.py (exits 1
-on a mismatch).
+aligned vector load.
+
+With a kgraph-opt, every broadcast shape of each problem is also compiled
+as a GEMM (zero operands) plus that input (arange values) and run in the
+kernel interpreter (test/Tools/kinterp): the value of every result element
+is then the index the kernel read, which must be the model's; on problems
+whose block tiles are all full (pinned configs, mma.sync and wgmma) the
+traced loads of each input must be one 2-wide vector load per column pair
+exactly where the model's condition allows one. Run:
+python3 test/Tools/check_epilogue_index.py [KGRAPH_OPT] (exits 1 on a
+mismatch).
 """
 import itertools
+import os
 import sys
 
 import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def strides_of(shape):
@@ -81,24 +93,39 @@ def problems():
         yield "nchw", (2, 4, 3, 5), groups
 
 
-def check_problem(kind, out, groups, fails):
+def input_shapes(out):
+    """Every shape that broadcasts to `out`: each dimension 1 or full, rank
+    from 0 to the result's."""
     rank = len(out)
-    if kind == "matmul":
-        gemms = out[0] if rank == 3 else 1
-        m, n = out[-2], out[-1]
-        fpg = 0
-    else:
-        f = out[3] if kind == "nhwc" else out[1]
-        fpg = f // groups
-        gemms = groups
-        m = out[0] * (out[1] * out[2] if kind == "nhwc" else out[2] * out[3])
-        n = fpg
-    # Every shape that broadcasts to `out`: each dimension 1 or full, rank
-    # from 0 to the result's.
     for r in range(rank + 1):
         for mask in itertools.product((0, 1), repeat=r):
-            inp_shape = tuple(out[rank - r + i] if keep else 1
-                              for i, keep in enumerate(mask))
+            yield tuple(out[rank - r + i] if keep else 1 for i, keep in enumerate(mask))
+
+
+def gemm_dims(kind, out, groups):
+    """(GEMMs, M, N, filters per group) of a problem."""
+    if kind == "matmul":
+        return (out[0] if len(out) == 3 else 1), out[-2], out[-1], 0
+    f = out[3] if kind == "nhwc" else out[1]
+    m = out[0] * (out[1] * out[2] if kind == "nhwc" else out[2] * out[3])
+    return groups, m, f // groups, f // groups
+
+
+def pair_loads(kind, inp, fpg):
+    """Whether columns col, col + 1 (col even) of input `inp` (padded to
+    the result's rank) are read with one aligned 2-wide vector load: the
+    channels are the innermost dim, the input is not broadcast along them,
+    and runs of two stay inside a channel group."""
+    cdim = len(inp) - 1 if kind != "nchw" else 1
+    return (kind != "nchw" and inp[cdim] != 1 and inp[cdim] % 2 == 0
+            and (kind == "matmul" or fpg % 2 == 0))
+
+
+def check_problem(kind, out, groups, fails):
+    rank = len(out)
+    gemms, m, n, fpg = gemm_dims(kind, out, groups)
+    for inp_shape in input_shapes(out):
+            r = len(inp_shape)
             data = np.arange(int(np.prod(inp_shape)) if r else 1)
             data = data.reshape(inp_shape)
             full = np.broadcast_to(data, out)
@@ -118,9 +145,7 @@ def check_problem(kind, out, groups, fails):
                             return
                 # The vector-load condition: columns col, col + 1 (col
                 # even) are consecutive input elements.
-                cdim = rank - 1 if kind != "nchw" else 1
-                if (kind != "nchw" and inp[cdim] != 1 and inp[cdim] % 2 == 0
-                        and (kind == "matmul" or fpg % 2 == 0)):
+                if pair_loads(kind, inp, fpg):
                     for row in range(m):
                         for col in range(0, n - 1, 2):
                             i0, i1 = (sum(offset(g, inp, out, st) for g in
@@ -133,10 +158,127 @@ def check_problem(kind, out, groups, fails):
                                 return
 
 
-def main():
+# ---- the compiled kernels ----------------------------------------------------------
+
+def mm_config(tm, tn, tk, wm, wn, inst, shape, lw=8):
+    return (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, "
+            f"warps_m = {wm}, warps_n = {wn}, stages = 1, instruction = {inst}, "
+            f"instruction_shape = [{', '.join(map(str, shape))}], load_width = {lw}, "
+            f"smem_padding = {0 if inst == 'wgmma' else 8}>")
+
+
+MMA16 = mm_config(16, 8, 16, 1, 1, "mma_sync", [16, 8, 16])
+# An nchw conv2d's im2col gather has contiguous runs of one element.
+MMA16_NCHW = mm_config(16, 8, 16, 1, 1, "mma_sync", [16, 8, 16], lw=1)
+WGMMA64 = mm_config(64, 64, 64, 4, 1, "wgmma", [64, 64, 16])
+
+
+def compiled_problems():
+    """(kind, result shape, groups, target, pinned config or None): the
+    model's problems with the default configs (no tile is full: every
+    input read element by element), on SIMT (sm_70) and mma.sync (sm_80)
+    kernels in turn (each kind gets both), then problems whose block tiles
+    are all full."""
+    for i, (kind, out, groups) in enumerate(problems()):
+        yield kind, out, groups, ("sm_70", "sm_80", "sm_80", "sm_70")[i % 4], None
+    yield "matmul", (32, 16), 1, "sm_80", MMA16
+    yield "matmul", (2, 16, 16), 1, "sm_80", MMA16
+    for groups in (1, 2):
+        yield "nhwc", (2, 2, 4, 16), groups, "sm_80", MMA16
+        yield "nchw", (2, 16, 2, 4), groups, "sm_80", MMA16_NCHW
+    yield "matmul", (64, 64), 1, "sm_90a", WGMMA64
+
+
+def problem_graph(kind, out, groups, shapes, config):
+    """One function: per input shape a group of the GEMM (f16 operands,
+    K = 16 per group, f32 result) plus that input; (text, operand shapes)."""
+    def t(s, dt):
+        return "tensor<" + "".join(f"{d}x" for d in s) + dt + ">"
+    k = 64 if config == WGMMA64 else 16
+    if kind == "matmul":
+        xs, ws = list(out[:-2]) + [out[-2], k], list(out[:-2]) + [k, out[-1]]
+        op = f"kgraph.matmul %a, %b : {t(xs, 'f16')}, {t(ws, 'f16')} -> {t(out, 'f32')}"
+    else:
+        c = k * groups
+        if kind == "nhwc":
+            xs, ws = [out[0], out[1], out[2], c], [out[3], 1, 1, k]
+        else:
+            xs, ws = [out[0], c, out[2], out[3]], [out[1], k, 1, 1]
+        g = f" groups = {groups}" if groups != 1 else ""
+        op = (f"kgraph.conv2d %a, %b layout = {kind} strides = [1, 1] padding = [0, 0, 0, 0] "
+              f"dilations = [1, 1]{g} : {t(xs, 'f16')}, {t(ws, 'f16')} -> {t(out, 'f32')}")
+    x, w, o = t(xs, "f16"), t(ws, "f16"), t(out, "f32")
+    cfg = f" {{kgraph.config = {config}}}" if config else ""
+    args = [f"%x: {x}", f"%w: {w}"] + [f"%e{i}: {t(s, 'f32')}" for i, s in enumerate(shapes)]
+    body = "".join(
+        f"  %r{i} = kgraph.fused (%x, %w, %e{i}){cfg} : ({x}, {w}, {t(s, 'f32')}) -> {o} {{\n"
+        f"  ^bb0(%a: {x}, %b: {w}, %c: {t(s, 'f32')}):\n"
+        f"    %g = {op}\n"
+        f"    %y = kgraph.add %g, %c : {o}, {t(s, 'f32')}\n"
+        f"    kgraph.yield %y : {o}\n  }}\n" for i, s in enumerate(shapes))
+    rets = ", ".join(f"%r{i}" for i in range(len(shapes)))
+    return (f"func.func @main({', '.join(args)}) -> ({', '.join([o] * len(shapes))}) {{\n"
+            f"{body}  return {rets} : {', '.join([o] * len(shapes))}\n}}\n"), xs, ws
+
+
+def check_compiled(opt, kind, out, groups, target, config, fails):
+    """Compiles and runs the problem (failures appended to `fails`)."""
+    sys.path.insert(0, HERE)
+    from check_kernels_interp import compile_graph
+    from kinterp.plan import Module, run_plan
+    from kinterp.trace import tracing
+    name = f"{kind} out {out} groups {groups} {target}{' pinned' if config else ''}"
+    shapes = list(input_shapes(out))
+    text, xs, ws = problem_graph(kind, out, groups, shapes, config)
+    fplan, ir = compile_graph(opt, text, target, False)
+    if len(fplan["kernels"]) != len(shapes) or any(
+            k["compute"] not in ("simt", "tensor_f16") for k in fplan["kernels"]):
+        fails.append(f"{name}: kernels {[k['compute'] for k in fplan['kernels']]}, the model "
+                     f"{len(shapes)} GEMMs")
+        return
+    # Zero operands: every result element is the input element it read,
+    # whose value is its index.
+    ins = {0: np.zeros(xs, np.float16), 1: np.zeros(ws, np.float16)}
+    for i, s in enumerate(shapes):
+        ins[2 + i] = np.arange(int(np.prod(s))).reshape(s).astype(np.float32)
+    with tracing() as rec:
+        outs, unwritten = run_plan(fplan, Module(ir), ins)
+    gemms, m, n, fpg = gemm_dims(kind, out, groups)
+    rank = len(out)
+    for i, s in enumerate(shapes):
+        inp = (1,) * (rank - len(s)) + s
+        st = strides_of(inp)
+        if unwritten[i].any():
+            fails.append(f"{name} input {s}: result elements not written")
+            continue
+        bad = None
+        for b, row, col in itertools.product(range(gemms), range(m), range(n)):
+            idx = sum(offset(g, inp, out, st) for g in groups_of(kind, out, b, row, col, fpg))
+            got = outs[i][logical(kind, out, b, row, col, fpg)]
+            if got != idx:
+                bad = f"({b}, {row}, {col}) reads {got}, the model {idx}"
+                break
+        if bad:
+            fails.append(f"{name} input {s}: {bad}")
+            continue
+        if config:
+            # Full tiles: no bounds checks, so the model's condition alone
+            # decides the vector loads.
+            widths = set(rec.accesses("load", f"(input {2 + i})")["width"].tolist())
+            want = {2} if pair_loads(kind, inp, fpg) else {1}
+            if widths != want:
+                fails.append(f"{name} input {s}: loads of widths {sorted(widths)}, the model "
+                             f"{sorted(want)}")
+
+
+def main(argv):
+    opt = argv[1] if len(argv) > 1 else None
     fails = []
     for kind, out, groups in problems():
         check_problem(kind, out, groups, fails)
+    if opt:
+        for p in compiled_problems():
+            check_compiled(opt, *p, fails)
     for f in fails:
         print("MISMATCH", f)
     print(f"{len(fails)} mismatches")
@@ -144,4 +286,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

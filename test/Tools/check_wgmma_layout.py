@@ -16,9 +16,26 @@ against the PTX ISA and CUTLASS's canonical GMMA layouts.
    T = 8 16-bit elements, then Swizzle<3,4,3> on the byte address: bits 4-6
    ^= bits 7-9) - is the address where the cp.async staging
    (tileIndices) stored that element of the global tile.
-Run: python3 test/Tools/check_wgmma_layout.py (exits 1 on a mismatch).
+3. With a kgraph-opt: GEMMs with pinned wgmma configurations (slabs 1 and
+   2, N = 8 to 256, warpgroups along M and N, every operand major, more k
+   tiles than stages) compiled for sm_90a and run in the kernel
+   interpreter (test/Tools/kinterp) with their accesses traced: the output
+   elements each thread stores, in order, are the model's for its
+   registers in order (1., with the warpgroup and block tile origins) and
+   hold A @ B; every element each cp.async stages lands at the model's
+   offset (2.) from a 1024-byte aligned stage base, stage kt % stages; and
+   every wgmma's descriptors (start address, leading and stride byte
+   offsets, swizzle mode) are the model's for its k tile.
+Run: python3 test/Tools/check_wgmma_layout.py [KGRAPH_OPT] (exits 1 on a
+mismatch).
 """
+import os
 import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
 FAIL = []
 EB = 2  # bytes of f16/bf16
@@ -118,7 +135,207 @@ def check_operand(name, k_major, mn_extent, tile_k, inst_extent, origins):
                         return
 
 
-def main():
+# ---- the compiled kernels ----
+def warpgroup_origin(g, tm, tn, warps_m, warps_n):
+    """Row and column of warpgroup g's tile in the block tile (warpOrigin:
+    warpgroups form a (warps_m / 4) x warps_n grid, row-major)."""
+    wg_m, wg_n = tm // (warps_m // 4), tn // warps_n
+    return (g // warps_n) * wg_m, (g % warps_n) * wg_n
+
+
+def stored_shape(is_a, ta, tb, tm, tn, tk):
+    """(rows, cols) of an operand's stored tile: cols contiguous in global
+    memory (A [m][k] or A^T [k][m]; B [k][n] or B^T [n][k])."""
+    if is_a:
+        return (tk, tm) if ta else (tm, tk)
+    return (tn, tk) if tb else (tk, tn)
+
+
+def decode(desc):
+    """(start address, leading and stride byte offsets, swizzle mode, base
+    offset) of a matrix descriptor."""
+    d = int(desc)
+    return ((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4,
+            (d >> 62) & 3, (d >> 49) & 7)
+
+
+#: (tile_m, tile_n, tile_k, warps_m, warps_n, stages, instruction N,
+#: transpose_a, transpose_b, M, N, K): full tiles, K over more tiles than
+#: stages where the stage reuse shows.
+COMPILED = [
+    (128, 64, 64, 8, 1, 3, 64, False, False, 128, 128, 256),   # 2 warpgroups along M
+    (128, 128, 64, 4, 1, 2, 128, True, True, 128, 128, 192),   # 2 slabs, A^T, B^T
+    (64, 16, 128, 4, 1, 2, 8, False, True, 64, 32, 256),      # N = 8, 2 instructions
+    (64, 128, 64, 4, 2, 3, 64, True, False, 64, 128, 192),     # 2 warpgroups along N
+    (128, 128, 64, 8, 2, 2, 64, False, True, 128, 256, 128),   # 2 x 2 warpgroups, 2 blocks
+    (64, 64, 16, 4, 1, 3, 64, True, False, 64, 64, 64),        # MN-major with tile_k 16
+    (128, 256, 64, 4, 1, 2, 256, False, False, 128, 256, 64),  # N = 256, 2 slabs
+]
+
+
+def gemm_graph(cfg):
+    tm, tn, tk, wm, wn, stages, inst_n, ta, tb, M, N, K = cfg
+    sa = [K, M] if ta else [M, K]
+    sb = [N, K] if tb else [K, N]
+
+    def t(s, dt):
+        return f"tensor<{s[0]}x{s[1]}x{dt}>"
+    flags = [f for f, on in (("transpose_a", ta), ("transpose_b", tb)) if on]
+    attr = (" {" + ", ".join(flags) + "}") if flags else ""
+    config = (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, "
+              f"warps_m = {wm}, warps_n = {wn}, stages = {stages}, instruction = wgmma, "
+              f"instruction_shape = [64, {inst_n}, 16], load_width = 8, smem_padding = 0>")
+    a, b, o = t(sa, "f16"), t(sb, "f16"), t([M, N], "f32")
+    return (f"func.func @main(%a: {a}, %b: {b}) -> {o} {{\n"
+            f"  %0 = kgraph.fused (%a, %b) {{kgraph.config = {config}}} : ({a}, {b}) -> {o} {{\n"
+            f"  ^bb0(%x: {a}, %y: {b}):\n"
+            f"    %m = kgraph.matmul %x, %y{attr} : {a}, {b} -> {o}\n"
+            f"    kgraph.yield %m : {o}\n  }}\n  return %0 : {o}\n}}\n")
+
+
+def check_compiled(opt, cfg):
+    """Compiles and runs `cfg`, comparing the traced kernel with the model
+    (failures go to FAIL)."""
+    from check_kernels_interp import compile_graph
+    from kinterp.plan import Module, run_plan
+    from kinterp.trace import tracing
+    tm, tn, tk, wm, wn, stages, inst_n, ta, tb, M, N, K = cfg
+    name = f"compiled {tm}x{tn}x{tk} warps {wm}x{wn} N={inst_n} ta={ta} tb={tb}"
+    slabs = tm // (wm // 4) // 64
+    n_inst = tn // wn // inst_n
+    threads = wm * wn * 32
+    # D[r][c] = 512 r + c, exact in f16 operands and f32 accumulators.
+    A = np.zeros((M, K))
+    A[:, 0], A[:, 1] = np.arange(M), 1
+    B = np.zeros((K, N))
+    B[0, :], B[1, :] = 512, np.arange(N)
+    ins = {0: (A.T if ta else A).astype(np.float16), 1: (B.T if tb else B).astype(np.float16)}
+    fplan, ir = compile_graph(opt, gemm_graph(cfg), "sm_90a", False)
+    ks = fplan["kernels"]
+    if not check(len(ks) == 1 and ks[0]["block"] == [threads, 1, 1],
+                 f"{name}: kernels {[(k['grid'], k['block']) for k in ks]}, the model one of "
+                 f"{threads} threads"):
+        return
+    with tracing() as rec:
+        outs, unwritten = run_plan(fplan, Module(ir), ins)
+    want = 512 * np.arange(M)[:, None] + np.arange(N)[None, :]
+    if not check(not unwritten[0].any() and (outs[0] == want).all(),
+                 f"{name}: the output is not A @ B"):
+        return
+    # 1. Stores: each block's tile origin from its stores, then every
+    # thread's elements as the model's.
+    st = rec.accesses("store", "output 0")
+    rows, cols = np.divmod(st["elem"], N)
+    origin = {}
+    for blk in np.unique(st["block"]):
+        sel = st["block"] == blk
+        origin[int(blk)] = (int(rows[sel].min()) // tm * tm, int(cols[sel].min()) // tn * tn)
+    check(sorted(origin.values()) == [(r, c) for r in range(0, M, tm) for c in range(0, N, tn)],
+          f"{name}: block tile origins {sorted(origin.values())}")
+    # Each thread's stores in program order (within a vector store, its
+    # lanes in order): the epilogue stores accumulator vector i = (slab,
+    # instruction, j) after vector i - 1, registers 4j .. 4j + 3 in order.
+    order = np.lexsort((st["elem"], st["seq"], st["thread"], st["block"]))
+    got = list(zip(st["block"][order].tolist(), st["thread"][order].tolist(),
+                   rows[order].tolist(), cols[order].tolist()))
+    model = []
+    for blk, (r0, c0) in origin.items():
+        for t in range(threads):
+            g0, g1 = warpgroup_origin(t // 128, tm, tn, wm, wn)
+            for sl in range(slabs):
+                for n in range(n_inst):
+                    for reg in range(inst_n // 2):
+                        r, c = emitter_d(t % 128, sl, n_inst, inst_n, n, reg, r0 + g0, c0 + g1)
+                        model.append((blk, t, r, c))
+    model.sort(key=lambda x: (x[0], x[1]))   # stable: each thread's in register order
+    if got != model:
+        diff = next((i for i, (x, y) in enumerate(zip(got, model)) if x != y), min(len(got), len(model)))
+        check(False, f"{name}: {len(got)} stores, the model {len(model)}; the kernel's "
+              f"(block, thread, row, col) #{diff}: {got[diff] if diff < len(got) else None}, "
+              f"the model's: {model[diff] if diff < len(model) else None}")
+    # 2. cp.async staging: element (row, col) of k tile kt of an operand
+    # lands at base(kt) + stored_address(row, col).
+    staged = {True: [], False: []}   # per operand: rows (block, kt, base)
+    for e in rec.events_of("cp.async"):
+        f = e.fields
+        is_a = "input 0" in f["src"].name
+        check(bool(f["valid"].all()), f"{name}: a cp.async of a full tile zero-fills")
+        g_el = f["src_bytes"][:, ::2] // 2
+        dst = f["dst"].addr + f["dst_bytes"][:, ::2]
+        width = (M if ta else K) if is_a else (K if tb else N)
+        gr, gc = np.divmod(g_el, width)
+        r0 = np.array([origin[b][0] for b in e.block.tolist()])[:, None]
+        c0 = np.array([origin[b][1] for b in e.block.tolist()])[:, None]
+        if is_a:
+            row, col, kt = ((gr % tk, gc - r0, gr // tk) if ta else (gr - r0, gc % tk, gc // tk))
+        else:
+            row, col, kt = ((gr - c0, gc % tk, gc // tk) if tb else (gr % tk, gc - c0, gr // tk))
+        srows, scols = stored_shape(is_a, ta, tb, tm, tn, tk)
+        if not check(((row >= 0) & (row < srows) & (col >= 0) & (col < scols)).all(),
+                     f"{name}: {'A' if is_a else 'B'} elements staged outside their block's "
+                     f"tile"):
+            return
+        base = dst - stored_address(srows, row, col)
+        staged[is_a].append(np.stack(np.broadcast_arrays(e.block[:, None], kt, base), -1)
+                            .reshape(-1, 3))
+    bases = {}
+    for is_a in (True, False):
+        srows, scols = stored_shape(is_a, ta, tb, tm, tn, tk)
+        rows_ = np.concatenate(staged[is_a]) if staged[is_a] else np.zeros((0, 3), np.int64)
+        for blk in origin:
+            b = []
+            for kt in range(K // tk):
+                got_b = rows_[(rows_[:, 0] == blk) & (rows_[:, 1] == kt), 2]
+                u = np.unique(got_b)
+                if not check(len(got_b) == srows * scols and len(u) == 1,
+                             f"{name}: block {blk} k tile {kt}: {len(got_b)} {'A' if is_a else 'B'}"
+                             f" elements staged (the tile has {srows * scols}), at "
+                             f"{len(u)} offsets from the model's layout"):
+                    return
+                b.append(int(u[0]))
+                bases[(blk, is_a, kt)] = b[-1]
+            if not check(b[0] % 1024 == 0 and
+                         b == [b[0] + (kt % stages) * srows * scols * EB for kt in range(K // tk)],
+                         f"{name}: block {blk} {'A' if is_a else 'B'} stage bases {b}"):
+                return
+    # 3. Descriptors: each warpgroup's wgmmas, k tile after k tile, are the
+    # model's (slab, instruction, k step) pairs.
+    issued = {}
+    for e in rec.events_of("wgmma"):
+        for blk, t0, da, db in zip(e.block.tolist(), e.thread.tolist(), e.fields["desc_a"],
+                                   e.fields["desc_b"]):
+            issued.setdefault((blk, t0 // 128), []).append((decode(da), decode(db)))
+    rows_a, rows_b = stored_shape(True, ta, tb, tm, tn, tk)[0], stored_shape(False, ta, tb, tm, tn, tk)[0]
+    per_tile = tk // 16 * slabs * n_inst
+    for blk in origin:
+        for g in range(threads // 128):
+            seq = issued.get((blk, g), [])
+            check(len(seq) == per_tile * (K // tk),
+                  f"{name}: block {blk} warpgroup {g}: {len(seq)} wgmmas, the model "
+                  f"{per_tile * (K // tk)}")
+            g0, g1 = warpgroup_origin(g, tm, tn, wm, wn)
+            for kt in range(K // tk):
+                model = []
+                for kk in range(0, tk, 16):
+                    for sl in range(slabs):
+                        for n in range(n_inst):
+                            da = descriptor(not ta, rows_a, g0 + 64 * sl, kk)
+                            db = descriptor(tb, rows_b, g1 + n * inst_n, kk)
+                            model.append((((bases[(blk, True, kt)] + da[0]) & 0x3FFFF,
+                                           da[1], da[2], 1, 0),
+                                          ((bases[(blk, False, kt)] + db[0]) & 0x3FFFF,
+                                           db[1], db[2], 1, 0)))
+                got = sorted(seq[kt * per_tile:(kt + 1) * per_tile])
+                if not check(got == sorted(model),
+                             f"{name}: block {blk} warpgroup {g} k tile {kt}: descriptors "
+                             f"(start, lbo, sbo, swizzle, base offset) of A, B "
+                             f"{sorted(set(got) - set(model))[:2]} not the model's "
+                             f"{sorted(set(model) - set(got))[:2]}"):
+                    return
+
+
+def main(argv):
+    opt = argv[1] if len(argv) > 1 else None
     for slabs in (1, 2):
         for inst_n in (8, 64, 128, 256):
             check_accumulators(slabs, 1 if inst_n > 64 else 2, inst_n)
@@ -131,12 +348,18 @@ def main():
         check_operand(f"A^T M-major tk={tile_k}", False, 256, tile_k, 64, [0, 64, 128, 192])
         check_operand(f"B N-major tk={tile_k}", False, 256, tile_k, 256, [0])
         check_operand(f"B N-major N=64 tk={tile_k}", False, 128, tile_k, 64, [0, 64])
+    if opt:
+        for cfg in COMPILED:
+            check_compiled(opt, cfg)
     if FAIL:
         print("\n".join(FAIL))
         return 1
     print("wgmma accumulator and operand layouts: OK")
+    if opt:
+        print(f"{len(COMPILED)} compiled wgmma kernels: stores, cp.async staging and "
+              f"descriptors as the model's")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -182,6 +182,15 @@ def compare(torch, out, ref, spec, tol):
         return None
     o, r = out.to(torch.float64), ref.to(torch.float64)
     rtol, atol = tol
+    # The graphs' ops define no NaN or infinity on their cases' input
+    # domains: a non-finite reference means a domain is wrong (and would
+    # accept any output there).
+    bad = ~torch.isfinite(r)
+    if bad.any():
+        idx = int(bad.flatten().nonzero()[0])
+        return (f"the float64 reference is {float(r.flatten()[idx])} at flat index {idx} "
+                f"({int(bad.sum())} element(s)), where no op of the graph defines a NaN "
+                f"or an infinity: the input domains are wrong")
     nan_o, nan_r = torch.isnan(o), torch.isnan(r)
     if not torch.equal(nan_o, nan_r):
         idx = int((nan_o != nan_r).flatten().nonzero()[0])

@@ -7,6 +7,35 @@ import numpy as np
 from .types import storage_dtype, to_register, to_storage
 
 
+#: A tracing hook (None: off) for the CPU models of test/Tools that compare
+#: a compiled kernel's thread mapping with theirs: called as
+#: TRACE(ip, op, kind, **fields) for every access of the active lanes.
+#:   "load", "store" (memref/vector loads and stores, global or shared):
+#:     buf (GlobalBuffer or SharedMemory), lanes [k] (indices into ip.lanes),
+#:     elems [k, w] (element indices from the start of buf, in the access's
+#:     storage type), values [k, w] (stores: the stored values, in storage
+#:     form; loads: None);
+#:   "cp.async" (ops_async): lanes, src (GlobalBuffer), src_bytes [k, n],
+#:     dst (SharedMemory), dst_bytes [k, n] (byte offsets in each), valid
+#:     [k, n] (the bytes read, not zero-filled);
+#:   "wgmma" (ops_async): blk [g] (blocks in the chunk), lanes [g] (the first
+#:     lane of each warpgroup), desc_a, desc_b [g] (the matrix descriptors).
+TRACE = None
+
+
+def trace_access(ip, op, kind, buf, lin, mask, width, values=None):
+    """Calls TRACE for a gather or scatter: `lin` the element indices
+    (uniform, per lane, with a trailing width axis when `width`) before
+    masking; `values` per active lane."""
+    n = ip.lanes.count
+    w = width or 1
+    e = np.broadcast_to(np.asarray(lin, np.int64), (n,) + ((width,) if width else ()))
+    lanes = np.arange(n) if mask is None else np.flatnonzero(mask)
+    if values is not None:
+        values = np.asarray(values).reshape(len(lanes), w)
+    TRACE(ip, op, kind, buf=buf, lanes=lanes, elems=e.reshape(n, w)[lanes], values=values)
+
+
 class KernelError(Exception):
     """The kernel did something a GPU would not do correctly: an
     out-of-bounds access, a barrier not every thread of a block reaches, a
@@ -279,6 +308,8 @@ def gather(ip, op, mref, indices, mask, width=None):
         lin = np.asarray(lin)[..., None] + np.arange(width, dtype=np.int64)
     buf = mref.buf
     view = buf.data.view(dt)
+    if TRACE is not None:
+        trace_access(ip, op, "load", buf, lin, mask, width)
     if isinstance(buf, SharedMemory):
         n = ip.lanes.count
         lin = np.broadcast_to(lin, (n,) + vshape)
@@ -308,6 +339,9 @@ def scatter(ip, op, mref, indices, value, mask, width=None):
     vshape = (width,) if width else ()
     lin = np.broadcast_to(lin, (n,) + vshape)
     val = np.broadcast_to(to_storage(value, mref.elem), (n,) + vshape)
+    if TRACE is not None:
+        trace_access(ip, op, "store", mref.buf, lin, mask, width,
+                     val if mask is None else val[mask])
     if mask is not None:
         lin, val = lin[mask], val[mask]
         sel = mask

@@ -22,6 +22,7 @@ bytes fails.
 """
 import numpy as np
 
+from . import memory
 from .memory import ASYNC, KernelError, Unsupported, race_write, tag, tag_epoch, tag_warp
 
 
@@ -175,6 +176,9 @@ def h_async_copy(ip, op, env, mask):
     valid = byte[None, :] < (se * eb)[:, None]
     sidx_b = np.where(valid, soff[:, None] + byte, 0)
     data = np.where(valid, src.buf.data[sidx_b], 0).astype(np.uint8)
+    if memory.TRACE is not None:
+        memory.TRACE(ip, op, "cp.async", lanes=lanes, src=src.buf, src_bytes=soff[:, None] + byte,
+                     dst=dst.buf, dst_bytes=doff[:, None] + byte, valid=valid)
     st = ip.async_state
     blk = ip.lanes.blk[lanes]
     # The copy may land at once: nobody else may still read its bytes.
@@ -300,6 +304,9 @@ def h_wgmma(ip, op, env, mask):
     if (da != da[:, :1]).any() or (db != db[:, :1]).any():
         raise KernelError(f"line {op.line}: wgmma descriptors differ within a warpgroup")
     rec.desc_a, rec.desc_b = da[:, 0], db[:, 0]
+    if memory.TRACE is not None:
+        memory.TRACE(ip, op, "wgmma", blk=ip.lanes.blk.reshape(-1, 128)[wgs, 0], lanes=wgs * 128,
+                     desc_a=rec.desc_a, desc_b=rec.desc_b)
     rec.groups = wgs
     rec.blk = ip.lanes.blk.reshape(-1, 128)[wgs, 0]
     rec.epoch = ip.epoch[rec.blk].copy()
