@@ -19,13 +19,20 @@ against the PTX ISA and CUTLASS's canonical GMMA layouts.
 3. With a kgraph-opt: GEMMs with pinned wgmma configurations (slabs 1 and
    2, N = 8 to 256, warpgroups along M and N, every operand major, more k
    tiles than stages) compiled for sm_90a and run in the kernel
-   interpreter (test/Tools/kinterp) with their accesses traced: the output
-   elements each thread stores, in order, are the model's for its
-   registers in order (1., with the warpgroup and block tile origins) and
-   hold A @ B; every element each cp.async stages lands at the model's
-   offset (2.) from a 1024-byte aligned stage base, stage kt % stages; and
-   every wgmma's descriptors (start address, leading and stride byte
-   offsets, swizzle mode) are the model's for its k tile.
+   interpreter (test/Tools/kinterp) with their accesses traced. The
+   epilogue: where the model of getGemmSharedMemoryLayout (GemmModel.cpp)
+   stages it (and the kernel's dynamic shared memory is the model's), the
+   column pairs each thread writes to the shared result tile, in order,
+   are the model's for its registers in order (1., with the warpgroup
+   origin) at ((row * (tile_n + 8) + col) * 4) from the tiles' start, and
+   each thread's read-back and stores are the row runs of 4 f32 of run
+   index tid + step * threads; where it is direct, the output elements each
+   thread stores, in order, are the model's for its registers in order
+   (with the block tile origin). Either way each output element is stored
+   once, with its A @ B value. Every element each cp.async stages lands at
+   the model's offset (2.) from a 1024-byte aligned stage base, stage
+   kt % stages; and every wgmma's descriptors (start address, leading and
+   stride byte offsets, swizzle mode) are the model's for its k tile.
 Run: python3 test/Tools/check_wgmma_layout.py [KGRAPH_OPT] (exits 1 on a
 mismatch).
 """
@@ -159,18 +166,55 @@ def decode(desc):
             (d >> 62) & 3, (d >> 49) & 7)
 
 
+#: The staged epilogue's row padding (elements) and read-back run (16
+#: bytes of f32), and the 48 KiB a staged block may grow to.
+STAGE_PAD, RUN, STAGED_LIMIT = 8, 4, 48 * 1024
+
+
+def epilogue_layout(tm, tn, tk, stages):
+    """(result tile pitch in elements, 0 where the epilogue stores from
+    registers; the kernel's dynamic shared memory) of an f16 -> f32 wgmma
+    GEMM with cp.async copies: getGemmSharedMemoryLayout's rule, staged
+    where the [tm][tn + 8] f32 tile fits over the operand tiles or the
+    block stays within 48 KiB."""
+    slack = 1024   # the tiles' start aligned to 1024 bytes at run time
+    operands = stages * (tm * tk + tk * tn) * EB
+    staged = tm * (tn + STAGE_PAD) * 4
+    if tn % RUN == 0 and (staged <= operands or slack + staged <= STAGED_LIMIT):
+        return tn + STAGE_PAD, slack + max(operands, staged)
+    return 0, slack + operands
+
+
+def thread_order(acc):
+    """ACCESS rows sorted by (block, thread, program order, element)."""
+    return acc[np.lexsort((acc["elem"], acc["seq"], acc["thread"], acc["block"]))]
+
+
+def first_diff(name, what, got, model):
+    """Reports the first difference of two lists of tuples."""
+    if got == model:
+        return True
+    i = next((i for i, (x, y) in enumerate(zip(got, model)) if x != y), min(len(got), len(model)))
+    return check(False, f"{name}: {len(got)} {what}, the model {len(model)}; the kernel's "
+                 f"#{i}: {got[i] if i < len(got) else None}, the model's: "
+                 f"{model[i] if i < len(model) else None}")
+
+
 #: (tile_m, tile_n, tile_k, warps_m, warps_n, stages, instruction N,
 #: transpose_a, transpose_b, M, N, K): full tiles, K over more tiles than
 #: stages where the stage reuse shows.
 COMPILED = [
     (128, 64, 64, 8, 1, 3, 64, False, False, 128, 128, 256),   # 2 warpgroups along M
-    (128, 128, 64, 4, 1, 2, 128, True, True, 128, 128, 192),   # 2 slabs, A^T, B^T
+    (128, 128, 64, 4, 1, 2, 128, True, True, 128, 128, 192),   # 2 slabs, A^T, B^T; direct
     (64, 16, 128, 4, 1, 2, 8, False, True, 64, 32, 256),      # N = 8, 2 instructions
     (64, 128, 64, 4, 2, 3, 64, True, False, 64, 128, 192),     # 2 warpgroups along N
-    (128, 128, 64, 8, 2, 2, 64, False, True, 128, 256, 128),   # 2 x 2 warpgroups, 2 blocks
-    (64, 64, 16, 4, 1, 3, 64, True, False, 64, 64, 64),        # MN-major with tile_k 16
-    (128, 256, 64, 4, 1, 2, 256, False, False, 128, 256, 64),  # N = 256, 2 slabs
+    (128, 128, 64, 8, 2, 2, 64, False, True, 128, 256, 128),   # 2 x 2 warpgroups; direct
+    (64, 64, 16, 4, 1, 3, 64, True, False, 64, 64, 64),        # MN-major, tile_k 16; grown
+    (128, 256, 64, 4, 1, 2, 256, False, False, 128, 256, 64),  # N = 256, 2 slabs; direct
 ]
+# Staged epilogues except where marked direct (the result tile outgrows
+# both the operand tiles and 48 KiB); grown: staged in more shared memory
+# than the operand tiles take.
 
 
 def gemm_graph(cfg):
@@ -191,6 +235,72 @@ def gemm_graph(cfg):
             f"  ^bb0(%x: {a}, %y: {b}):\n"
             f"    %m = kgraph.matmul %x, %y{attr} : {a}, {b} -> {o}\n"
             f"    kgraph.yield %m : {o}\n  }}\n  return %0 : {o}\n}}\n")
+
+
+def check_epilogue(name, cfg, rec, origin, tiles_start):
+    """The traced epilogue against the model: `origin` per block its tile's
+    (row, col) in C, `tiles_start` its tiles' shared-window address (A's
+    first stage)."""
+    from kinterp.memory import SHARED_DYNAMIC_BASE
+    tm, tn, tk, wm, wn, stages, inst_n, ta, tb, M, N, K = cfg
+    slabs = tm // (wm // 4) // 64
+    n_inst = tn // wn // inst_n
+    threads = wm * wn * 32
+    pitch, _ = epilogue_layout(tm, tn, tk, stages)
+    # Each thread's accumulator elements (block tile coordinates) in
+    # register order: accumulator vector i = (slab, instruction, j) after
+    # vector i - 1, registers 4j .. 4j + 3 in order.
+    regs = {}
+    for t in range(threads):
+        g0, g1 = warpgroup_origin(t // 128, tm, tn, wm, wn)
+        regs[t] = [emitter_d(t % 128, sl, n_inst, inst_n, n, reg, g0, g1)
+                   for sl in range(slabs) for n in range(n_inst) for reg in range(inst_n // 2)]
+    st = thread_order(rec.accesses("store", "output 0"))
+    rows, cols = np.divmod(st["elem"], N)
+    got = list(zip(st["block"].tolist(), st["thread"].tolist(), rows.tolist(), cols.tolist()))
+    # Every output element stored once, with its A @ B value.
+    check(len(np.unique(st["elem"])) == len(st) == M * N and
+          (st["value"] == 512 * rows + cols).all(),
+          f"{name}: {len(st)} output elements stored ({len(np.unique(st['elem']))} distinct), "
+          f"the model {M * N}, each once with its A @ B value")
+    sh_st = thread_order(rec.accesses("store", "dynamic shared memory"))
+    sh_ld = thread_order(rec.accesses("load", "dynamic shared memory"))
+    if not pitch:
+        # Direct: each thread's output stores are its registers' elements.
+        check(len(sh_st) == len(sh_ld) == 0,
+              f"{name}: {len(sh_st)} shared stores, {len(sh_ld)} loads; the model's epilogue "
+              f"stores from registers")
+        model = [(blk, t, r0 + r, c0 + c) for blk, (r0, c0) in origin.items()
+                 for t in range(threads) for r, c in regs[t]]
+        first_diff(name, "output stores (block, thread, row, col)", got, model)
+        return
+    # Staged: the registers' column pairs to [tm][pitch] f32 at the tiles'
+    # start, then runs of RUN f32: run tid + step * threads is row
+    # idx / (tn / RUN), columns (idx % (tn / RUN)) * RUN on.
+    def tile_coords(acc):
+        rel = SHARED_DYNAMIC_BASE + acc["elem"] * 4 - np.array([tiles_start[b] for b in
+                                                         acc["block"].tolist()], np.int64)
+        r, c = np.divmod(rel // 4, pitch)
+        return list(zip(acc["block"].tolist(), acc["thread"].tolist(), r.tolist(), c.tolist()))
+    check((sh_st["width"] == 2).all() and (sh_ld["width"] == RUN).all(),
+          f"{name}: shared stores of widths {sorted(set(sh_st['width'].tolist()))}, loads of "
+          f"{sorted(set(sh_ld['width'].tolist()))}; the model pairs, runs of {RUN}")
+    model = [(blk, t, r, c) for blk in origin for t in range(threads) for r, c in regs[t]]
+    first_diff(name, "staging stores (block, thread, tile row, col)", tile_coords(sh_st), model)
+    vals = [512 * (origin[b][0] + r) + origin[b][1] + c for b, _, r, c in model]
+    check(len(sh_st) == len(model) and (sh_st["value"] == vals).all(),
+          f"{name}: staged values not A @ B")
+    per_row, total = tn // RUN, tm * tn // RUN
+    runs = {t: [(i // per_row, i % per_row * RUN) for i in range(t, total, threads)]
+            for t in range(threads)}
+    model = [(blk, t, r, c + e) for blk in origin for t in range(threads)
+             for r, c in runs[t] for e in range(RUN)]
+    first_diff(name, "read-back loads (block, thread, tile row, col)", tile_coords(sh_ld), model)
+    check((st["width"] == RUN).all(),
+          f"{name}: output stores of widths {sorted(set(st['width'].tolist()))}, the model {RUN}")
+    model = [(blk, t, origin[blk][0] + r, origin[blk][1] + c + e) for blk in origin
+             for t in range(threads) for r, c in runs[t] for e in range(RUN)]
+    first_diff(name, "output stores (block, thread, row, col)", got, model)
 
 
 def check_compiled(opt, cfg):
@@ -216,14 +326,17 @@ def check_compiled(opt, cfg):
                  f"{name}: kernels {[(k['grid'], k['block']) for k in ks]}, the model one of "
                  f"{threads} threads"):
         return
+    pitch, smem = epilogue_layout(tm, tn, tk, stages)
+    check(ks[0]["shared_bytes"] == smem,
+          f"{name}: {ks[0]['shared_bytes']} bytes of shared memory, the model {smem} "
+          f"({'staged' if pitch else 'direct'} epilogue)")
     with tracing() as rec:
         outs, unwritten = run_plan(fplan, Module(ir), ins)
     want = 512 * np.arange(M)[:, None] + np.arange(N)[None, :]
     if not check(not unwritten[0].any() and (outs[0] == want).all(),
                  f"{name}: the output is not A @ B"):
         return
-    # 1. Stores: each block's tile origin from its stores, then every
-    # thread's elements as the model's.
+    # 1. Each block's tile origin from its output stores.
     st = rec.accesses("store", "output 0")
     rows, cols = np.divmod(st["elem"], N)
     origin = {}
@@ -232,27 +345,6 @@ def check_compiled(opt, cfg):
         origin[int(blk)] = (int(rows[sel].min()) // tm * tm, int(cols[sel].min()) // tn * tn)
     check(sorted(origin.values()) == [(r, c) for r in range(0, M, tm) for c in range(0, N, tn)],
           f"{name}: block tile origins {sorted(origin.values())}")
-    # Each thread's stores in program order (within a vector store, its
-    # lanes in order): the epilogue stores accumulator vector i = (slab,
-    # instruction, j) after vector i - 1, registers 4j .. 4j + 3 in order.
-    order = np.lexsort((st["elem"], st["seq"], st["thread"], st["block"]))
-    got = list(zip(st["block"][order].tolist(), st["thread"][order].tolist(),
-                   rows[order].tolist(), cols[order].tolist()))
-    model = []
-    for blk, (r0, c0) in origin.items():
-        for t in range(threads):
-            g0, g1 = warpgroup_origin(t // 128, tm, tn, wm, wn)
-            for sl in range(slabs):
-                for n in range(n_inst):
-                    for reg in range(inst_n // 2):
-                        r, c = emitter_d(t % 128, sl, n_inst, inst_n, n, reg, r0 + g0, c0 + g1)
-                        model.append((blk, t, r, c))
-    model.sort(key=lambda x: (x[0], x[1]))   # stable: each thread's in register order
-    if got != model:
-        diff = next((i for i, (x, y) in enumerate(zip(got, model)) if x != y), min(len(got), len(model)))
-        check(False, f"{name}: {len(got)} stores, the model {len(model)}; the kernel's "
-              f"(block, thread, row, col) #{diff}: {got[diff] if diff < len(got) else None}, "
-              f"the model's: {model[diff] if diff < len(model) else None}")
     # 2. cp.async staging: element (row, col) of k tile kt of an operand
     # lands at base(kt) + stored_address(row, col).
     staged = {True: [], False: []}   # per operand: rows (block, kt, base)
@@ -298,6 +390,7 @@ def check_compiled(opt, cfg):
                          b == [b[0] + (kt % stages) * srows * scols * EB for kt in range(K // tk)],
                          f"{name}: block {blk} {'A' if is_a else 'B'} stage bases {b}"):
                 return
+    check_epilogue(name, cfg, rec, origin, {blk: bases[(blk, True, 0)] for blk in origin})
     # 3. Descriptors: each warpgroup's wgmmas, k tile after k tile, are the
     # model's (slab, instruction, k step) pairs.
     issued = {}
@@ -356,8 +449,10 @@ def main(argv):
         return 1
     print("wgmma accumulator and operand layouts: OK")
     if opt:
-        print(f"{len(COMPILED)} compiled wgmma kernels: stores, cp.async staging and "
-              f"descriptors as the model's")
+        staged = sum(bool(epilogue_layout(*c[:3], c[5])[0]) for c in COMPILED)
+        print(f"{len(COMPILED)} compiled wgmma kernels ({staged} staged epilogues, "
+              f"{len(COMPILED) - staged} direct): epilogue, cp.async staging and descriptors "
+              f"as the model's")
     return 0
 
 
