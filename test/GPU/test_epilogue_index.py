@@ -61,20 +61,34 @@ _MOD = _load()
                    f"{'-full-tiles' if p[4] else ''}"))
 def test_compiled_epilogue_reads_what_the_model_reads(opt, problem):
     # Every result element holds the index of the input element the kernel
-    # read; full tiles: 2-wide vector loads exactly where the model allows.
+    # read; full tiles: the layout model's shared memory, and per run of the
+    # model's width (staged: 4 columns; direct: 2) the loads it allows.
     fails = []
     _MOD.check_compiled(opt, *problem, fails)
     assert fails == []
 
 
 def test_compiled_check_catches_a_model_change(opt):
-    # A model that no longer expects the vector loads of nhwc channels (or
-    # forgets the group offset of a channel) disagrees with the compiler.
+    # A model that no longer expects the vector loads of nhwc channels, or
+    # expects the direct epilogue's column pairs where it is staged, or a
+    # staged nchw epilogue, or forgets the group offset of a channel,
+    # disagrees with the compiler.
     mod = _load()
     fails = []
-    mod.pair_loads = lambda kind, inp, fpg: False
+    mod.run_loads = lambda kind, inp, out, fpg, width: False
     mod.check_compiled(opt, "nhwc", (2, 2, 4, 16), 2, "sm_80", mod.MMA16, fails)
-    assert any("loads of widths [2], the model [1]" in f for f in fails)
+    assert any("loads of widths [4], the model [1]" in f for f in fails)
+    mod = _load()
+    fails = []
+    mod.STAGED_RUN = 2
+    mod.check_compiled(opt, "nhwc", (2, 2, 4, 16), 2, "sm_80", mod.MMA16, fails)
+    assert any("loads of widths [4], the model [2]" in f for f in fails)
+    mod = _load()
+    fails = []
+    right = mod.epilogue_layout
+    mod.epilogue_layout = lambda kind, cfg: right("nhwc", cfg)
+    mod.check_compiled(opt, "nchw", (2, 16, 2, 4), 1, "sm_80", mod.MMA16_NCHW, fails)
+    assert any("the model 64 (runs of 4)" in f for f in fails)
     mod = _load()
     fails = []
     right = mod.groups_of

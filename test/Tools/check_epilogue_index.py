@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU self-check of the GEMM epilogue's input addressing
 (MatmulKernelBuilder::loadEpilogueInput in
-lib/Conversion/KGraphToGPU/MatmulEmitter.cpp).
+lib/Conversion/KGraphToGPU/MatmulEpilogue.cpp).
 
 An epilogue input of shape S broadcasts (numpy, right-aligned) to the GEMM
 result; the kernel knows each accumulator element as GEMM (batch, row, col)
@@ -13,16 +13,22 @@ where S is 1 along all of it, linear * innermost stride where S equals the
 result along all of it, and per-dimension coordinates otherwise. This
 models that computation and compares it, for every element of small
 problems over many broadcast shapes, with numpy's own broadcasting; it also
-checks the condition under which two consecutive columns are read with one
-aligned vector load.
+checks the condition under which a run of 2 or 4 consecutive columns is
+read with one aligned vector load (AccessMap::isContiguousAlong).
 
-With a kgraph-opt, every broadcast shape of each problem is also compiled
-as a GEMM (zero operands) plus that input (arange values) and run in the
-kernel interpreter (test/Tools/kinterp): the value of every result element
-is then the index the kernel read, which must be the model's; on problems
-whose block tiles are all full (pinned configs, mma.sync and wgmma) the
-traced loads of each input must be one 2-wide vector load per column pair
-exactly where the model's condition allows one. Run:
+The epilogue evaluates runs of consecutive columns of one row: staged
+through shared memory (getGemmSharedMemoryLayout in GemmModel.cpp), runs
+of 16 bytes of the f32 result, 4 columns; stored from registers (an nchw
+conv2d, or a result tile too large for the block's shared memory), the
+accumulator fragments' column pairs. With a kgraph-opt, every broadcast
+shape of each problem is also compiled as a GEMM (zero operands) plus that
+input (arange values) and run in the kernel interpreter
+(test/Tools/kinterp): the value of every result element is then the index
+the kernel read, which must be the model's; on problems whose block tiles
+are all full (pinned configs, mma.sync and wgmma) the kernel's dynamic
+shared memory must be the layout model's, and the traced loads of each
+input one aligned vector load of the model's run width per run exactly
+where the model's condition allows one, single elements otherwise. Run:
 python3 test/Tools/check_epilogue_index.py [KGRAPH_OPT] (exits 1 on a
 mismatch).
 """
@@ -111,14 +117,19 @@ def gemm_dims(kind, out, groups):
     return groups, m, f // groups, f // groups
 
 
-def pair_loads(kind, inp, fpg):
-    """Whether columns col, col + 1 (col even) of input `inp` (padded to
-    the result's rank) are read with one aligned 2-wide vector load: the
-    channels are the innermost dim, the input is not broadcast along them,
-    and runs of two stay inside a channel group."""
-    cdim = len(inp) - 1 if kind != "nchw" else 1
-    return (kind != "nchw" and inp[cdim] != 1 and inp[cdim] % 2 == 0
-            and (kind == "matmul" or fpg % 2 == 0))
+def run_loads(kind, inp, out, fpg, width):
+    """Whether a run of `width` columns (the first a multiple of `width`)
+    of input `inp` (padded to the result's rank) is read with one aligned
+    vector load (loadEpilogueInput): the channels are the innermost dim,
+    and the input is contiguous along them (AccessMap::isContiguousAlong:
+    stride 1 there, the extent and every other non-broadcast stride
+    multiples of `width`), with runs inside a channel group."""
+    if kind == "nchw":
+        return False
+    cdim, st = len(inp) - 1, strides_of(inp)
+    return (inp[cdim] != 1 and out[cdim] % width == 0
+            and all(st[d] % width == 0 for d in range(cdim) if inp[d] != 1 and out[d] != 1)
+            and (kind == "matmul" or fpg % width == 0))
 
 
 def check_problem(kind, out, groups, fails):
@@ -143,24 +154,34 @@ def check_problem(kind, out, groups, fails):
                                          f"input {inp_shape}: ({b}, {row}, "
                                          f"{col}) reads {idx}")
                             return
-                # The vector-load condition: columns col, col + 1 (col
-                # even) are consecutive input elements.
-                if pair_loads(kind, inp, fpg):
+                # The vector-load condition: each run of `w` columns is
+                # `w` consecutive input elements from a multiple of `w`.
+                for w in (2, 4):
+                    if not run_loads(kind, inp, out, fpg, w):
+                        continue
                     for row in range(m):
-                        for col in range(0, n - 1, 2):
-                            i0, i1 = (sum(offset(g, inp, out, st) for g in
-                                          groups_of(kind, out, b, row, c, fpg))
-                                      for c in (col, col + 1))
-                            if i1 != i0 + 1 or i0 % 2:
+                        for col in range(0, n - w + 1, w):
+                            i = [sum(offset(g, inp, out, st) for g in
+                                     groups_of(kind, out, b, row, c, fpg))
+                                 for c in range(col, col + w)]
+                            if i != list(range(i[0], i[0] + w)) or i[0] % w:
                                 fails.append(f"{kind} {out} input {inp_shape}:"
-                                             f" columns {col}, {col + 1} are"
-                                             f" not an aligned pair")
+                                             f" columns {col} .. {col + w - 1}"
+                                             f" are not an aligned run")
                                 return
 
 
 # ---- the compiled kernels ----------------------------------------------------------
 
 def mm_config(tm, tn, tk, wm, wn, inst, shape, lw=8):
+    """A pinned config: (tile_m, tile_n, tile_k, warps_m, warps_n,
+    instruction, instruction_shape, load_width); one stage, smem_padding 8
+    (0 for wgmma)."""
+    return (tm, tn, tk, wm, wn, inst, tuple(shape), lw)
+
+
+def config_attr(cfg):
+    tm, tn, tk, wm, wn, inst, shape, lw = cfg
     return (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, tile_k = {tk}, "
             f"warps_m = {wm}, warps_n = {wn}, stages = 1, instruction = {inst}, "
             f"instruction_shape = [{', '.join(map(str, shape))}], load_width = {lw}, "
@@ -170,7 +191,32 @@ def mm_config(tm, tn, tk, wm, wn, inst, shape, lw=8):
 MMA16 = mm_config(16, 8, 16, 1, 1, "mma_sync", [16, 8, 16])
 # An nchw conv2d's im2col gather has contiguous runs of one element.
 MMA16_NCHW = mm_config(16, 8, 16, 1, 1, "mma_sync", [16, 8, 16], lw=1)
+# Its f32 result tile outgrows the operand tiles and 48 KiB: not staged.
+MMA128 = mm_config(128, 128, 16, 2, 2, "mma_sync", [16, 8, 16])
 WGMMA64 = mm_config(64, 64, 64, 4, 1, "wgmma", [64, 64, 16])
+
+#: Columns of the f32 result the staged epilogue reads back per run (16
+#: bytes), its rows' padding, the 48 KiB a staged block may grow to.
+STAGED_RUN, STAGE_PAD, STAGED_LIMIT = 4, 8, 48 * 1024
+
+
+def epilogue_layout(kind, cfg):
+    """(run width: the consecutive columns the epilogue evaluates and loads
+    together, dynamic shared memory bytes) of a pinned config, by
+    getGemmSharedMemoryLayout's rule for f16 operands and an f32 result:
+    staged (runs of STAGED_RUN) unless an nchw conv2d or the result tile
+    [tm][tn + 8] fits neither over the operand tiles nor within 48 KiB;
+    otherwise stored from registers, the fragments' column pairs."""
+    tm, tn, tk, wm, wn, inst, shape, lw = cfg
+    pad, slack = (0, 1024) if inst == "wgmma" else (8, 0)
+    # One stage of A [tm][tk] and B [tk][tn] (a conv2d's filter: B^T).
+    b = tn * (tk + pad) if kind != "matmul" else tk * (tn + pad)
+    operands = (tm * (tk + pad) + b) * 2
+    staged = tm * (tn + STAGE_PAD) * 4
+    if kind != "nchw" and tn % STAGED_RUN == 0 and (
+            staged <= operands or slack + staged <= STAGED_LIMIT):
+        return STAGED_RUN, slack + max(operands, staged)
+    return 2, slack + operands
 
 
 def compiled_problems():
@@ -186,6 +232,7 @@ def compiled_problems():
     for groups in (1, 2):
         yield "nhwc", (2, 2, 4, 16), groups, "sm_80", MMA16
         yield "nchw", (2, 16, 2, 4), groups, "sm_80", MMA16_NCHW
+    yield "matmul", (128, 128), 1, "sm_80", MMA128
     yield "matmul", (64, 64), 1, "sm_90a", WGMMA64
 
 
@@ -208,7 +255,7 @@ def problem_graph(kind, out, groups, shapes, config):
         op = (f"kgraph.conv2d %a, %b layout = {kind} strides = [1, 1] padding = [0, 0, 0, 0] "
               f"dilations = [1, 1]{g} : {t(xs, 'f16')}, {t(ws, 'f16')} -> {t(out, 'f32')}")
     x, w, o = t(xs, "f16"), t(ws, "f16"), t(out, "f32")
-    cfg = f" {{kgraph.config = {config}}}" if config else ""
+    cfg = f" {{kgraph.config = {config_attr(config)}}}" if config else ""
     args = [f"%x: {x}", f"%w: {w}"] + [f"%e{i}: {t(s, 'f32')}" for i, s in enumerate(shapes)]
     body = "".join(
         f"  %r{i} = kgraph.fused (%x, %w, %e{i}){cfg} : ({x}, {w}, {t(s, 'f32')}) -> {o} {{\n"
@@ -245,6 +292,12 @@ def check_compiled(opt, kind, out, groups, target, config, fails):
         outs, unwritten = run_plan(fplan, Module(ir), ins)
     gemms, m, n, fpg = gemm_dims(kind, out, groups)
     rank = len(out)
+    if config:
+        run, smem = epilogue_layout(kind, config)
+        got = sorted({k["shared_bytes"] for k in fplan["kernels"]})
+        if got != [smem]:
+            fails.append(f"{name}: {got} bytes of shared memory, the model {smem} "
+                         f"({'staged' if run == STAGED_RUN else 'direct'} epilogue)")
     for i, s in enumerate(shapes):
         inp = (1,) * (rank - len(s)) + s
         st = strides_of(inp)
@@ -262,13 +315,26 @@ def check_compiled(opt, kind, out, groups, target, config, fails):
             fails.append(f"{name} input {s}: {bad}")
             continue
         if config:
-            # Full tiles: no bounds checks, so the model's condition alone
-            # decides the vector loads.
-            widths = set(rec.accesses("load", f"(input {2 + i})")["width"].tolist())
-            want = {2} if pair_loads(kind, inp, fpg) else {1}
-            if widths != want:
+            # Full tiles: no bounds checks, so the model's conditions alone
+            # decide the loads: per run one element where the input is
+            # broadcast along the channels, one aligned vector where it is
+            # contiguous along them, each element otherwise.
+            acc = rec.accesses("load", f"(input {2 + i})")
+            widths = set(acc["width"].tolist())
+            total = gemms * m * n
+            if inp[rank - 1 if kind != "nchw" else 1] == 1:
+                w, loads = 1, total // run
+            elif run_loads(kind, inp, out, fpg, run):
+                w, loads = run, total // run
+            else:
+                w, loads = 1, total
+            if widths != {w}:
                 fails.append(f"{name} input {s}: loads of widths {sorted(widths)}, the model "
-                             f"{sorted(want)}")
+                             f"[{w}]")
+            elif len(acc) // w != loads or (acc["first"] % w).any():
+                fails.append(f"{name} input {s}: {len(acc) // w} loads of width {w} "
+                             f"({int((acc['first'] % w != 0).sum()) // w} misaligned), the "
+                             f"model {loads} (runs of {run}), aligned")
 
 
 def main(argv):
