@@ -151,10 +151,24 @@ MUTATIONS = [
         "(c2, c3) is stored one row too low (row g + 9 instead of g + 8)"),
     Mutation(
         "ragged_row_mask", D + "MatmulEpilogue.cpp",
-        "            Value rowInside = m.ult(row, m.c(p.m));\n",
-        "            Value rowInside = m.ult(row, m.c(p.m + 1));\n",
+        "      Value rowInside = m.ult(at.row, m.c(p.m));\n",
+        "      Value rowInside = m.ult(at.row, m.c(p.m + 1));\n",
         "ragged edge: the GEMM epilogue's checked stores let the row one past "
         "the last through"),
+    Mutation(
+        "staged_run_overlap", D + "MatmulEpilogue.cpp",
+        "      Value col = sm.mul(sm.rem(idx, perRow), vector);\n",
+        "      Value col = sm.mul(sm.rem(idx, perRow), vector / 2);\n",
+        "index math: the staged epilogue's read-back runs start half a run "
+        "apart, so they overlap and the second half of each row is never "
+        "stored"),
+    Mutation(
+        "staged_barrier_dropped", D + "MatmulEpilogue.cpp",
+        "  epilogueBarrier(b);\n"
+        "  // Read back row-major",
+        "  // Read back row-major",
+        "the staged epilogue reads its result tile back without the barrier "
+        "after the fragment writes (other warps' rows may not be there yet)"),
     Mutation(
         "elementwise_tail_dropped", D + "ElementwiseEmitter.cpp",
         "  if (succeeded(status) && numElements % width != 0) {\n",
