@@ -244,8 +244,11 @@ else
       continue
     fi
     tail -n 1 "$LOGS/cases-$T.log"
+    # test_call_returns_torch_on_device checks the runtime's call API on one
+    # named case, which a sample may leave out (it ran with the main check).
     $PY -m pytest test/GPU/test_elementwise.py test/GPU/test_matmul.py test/GPU/test_conv.py \
-      test/GPU/test_graphs.py test/GPU/test_fuzz_graphs.py -q -rfE -p no:cacheprovider \
+      test/GPU/test_graphs.py test/GPU/test_fuzz_graphs.py -q -rfEs -p no:cacheprovider \
+      --deselect test/GPU/test_elementwise.py::test_call_returns_torch_on_device \
       --kgraph-cases "$tdir" --junitxml="$LOGS/tests-$T.xml" > "$LOGS/tests-$T.log" 2>&1
     rc=$?
     tail -n 3 "$LOGS/tests-$T.log"
