@@ -200,6 +200,19 @@ MUTATIONS = [
         "the cp.async main loop computes tile kt while its copy group may "
         "still be in flight (wait_group one too many)"),
     Mutation(
+        "stencil_pad_right", D + "StencilEmitter.cpp",
+        "    Value inside = inImage(y, h, x, w);\n",
+        "    Value inside = inImage(y, h, x, w + 1);\n",
+        "ragged edge: a stencil's staging of an input takes the column one past "
+        "the image's right edge for inside (the clamped last column instead of "
+        "the padding)"),
+    Mutation(
+        "transpose_clamp_short", D + "TransposeEmitter.cpp",
+        "        gb = arith::MinUIOp::create(nb, loc, gb, k(l.extentB - 1));\n",
+        "        gb = arith::MinUIOp::create(nb, loc, gb, k(l.extentB - 2));\n",
+        "ragged edge: a transpose tile's load clamps its rows to one "
+        "before the last (the last input row reads the one before)"),
+    Mutation(
         "shuffle_step_skipped", D + "ReduceEmitter.cpp",
         "  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {\n",
         "  for (int64_t offset = n / 2; offset > 1; offset /= 2) {\n",
@@ -408,6 +421,8 @@ def main():
         f"CCACHE_BASEDIR={env['CCACHE_BASEDIR']}")
 
     results = []
+    with open(os.path.join(logdir, "baseline.log"), "w"):
+        pass
     try:
         n = sync_tree(root, scratch)
         log(f"synced {n} changed files")
