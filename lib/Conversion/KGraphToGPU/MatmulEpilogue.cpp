@@ -189,13 +189,8 @@ LogicalResult MatmulKernelBuilder::storeRun(OpBuilder &nb, EpilogueRow &at) {
       llvm::cast<ShapedType>(result.getType()).getElementType());
   SmallVector<Value> vals;
   if (result == gemm.op->getResult(0)) {
-    for (Value v : at.acc) {
-      if (v.getType() != p.resultType)
-        v = llvm::isa<FloatType>(p.resultType)
-                ? Value(arith::TruncFOp::create(nb, loc, p.resultType, v))
-                : Value(arith::TruncIOp::create(nb, loc, p.resultType, v));
-      vals.push_back(v);
-    }
+    for (Value v : at.acc)
+      vals.push_back(toStorageType(nb, loc, v, p.resultType));
   } else {
     FailureOr<SmallVector<Value>> lanes = evaluateEpilogue(nb, result, at);
     if (failed(lanes))
@@ -294,15 +289,11 @@ MatmulKernelBuilder::stagedEpilogue(OpBuilder &b, ArrayRef<Value> acc,
     for (int64_t h = 0; h < rowsPer; ++h) {
       auto [r, c] = mma->elementCoords(im, lane, i, h, 0);
       SmallVector<Value> vals;
-      for (int64_t e = 0; e < cols; ++e) {
-        Value v = vector::ExtractOp::create(b, loc, acc[i],
-                                            ArrayRef<int64_t>{h, e});
-        if (v.getType() != staged)
-          v = llvm::isa<FloatType>(staged)
-                  ? Value(arith::TruncFOp::create(b, loc, staged, v))
-                  : Value(arith::TruncIOp::create(b, loc, staged, v));
-        vals.push_back(v);
-      }
+      for (int64_t e = 0; e < cols; ++e)
+        vals.push_back(toStorageType(
+            b, loc,
+            vector::ExtractOp::create(b, loc, acc[i], ArrayRef<int64_t>{h, e}),
+            staged));
       Value vec = vector::FromElementsOp::create(
           b, loc, VectorType::get({cols}, staged), vals);
       vector::StoreOp::create(b, loc, vec, tile,
