@@ -124,21 +124,33 @@ tensorMapsArg(gpu::LaunchFuncOp launch, ArrayAttr maps,
     if (failed(ref))
       return emitError(launch.getLoc(), "tensor map of a kernel operand that "
                                         "is not a plan buffer");
-    llvm::json::Array box = ints(d.get("box"));
-    llvm::json::Array elementStrides;
-    for (size_t i = 0; i < box.size(); ++i)
-      elementStrides.push_back(1);
     llvm::json::Object map{
         {"buffer", ref->buffer},
         {"dtype", str(d, "dtype")},
         {"dims", ints(d.get("dims"))},
         {"strides", ints(d.get("strides"))},
-        {"box", std::move(box)},
-        {"element_strides", std::move(elementStrides)},
         {"swizzle", str(d, "swizzle")},
         {"interleave", str(d, "interleave")},
         {"l2_promotion", str(d, "l2_promotion")},
         {"oob_fill", str(d, "oob_fill")}};
+    if (str(d, "mode") == "im2col") {
+      // No "box": a runtime that knows only tiled maps fails on it instead
+      // of encoding a tiled map (docs/launch-plan.md).
+      map["mode"] = "im2col";
+      map["lower_corner"] = ints(d.get("lower_corner"));
+      map["upper_corner"] = ints(d.get("upper_corner"));
+      for (StringRef key : {"channels_per_pixel", "pixels_per_column"})
+        if (auto v = d.getAs<IntegerAttr>(key))
+          map[key] = v.getInt();
+      map["element_strides"] = ints(d.get("element_strides"));
+    } else {
+      llvm::json::Array box = ints(d.get("box"));
+      llvm::json::Array elementStrides;
+      for (size_t i = 0; i < box.size(); ++i)
+        elementStrides.push_back(1);
+      map["box"] = std::move(box);
+      map["element_strides"] = std::move(elementStrides);
+    }
     // The operand's view offset and the map's own (a slice read in place).
     int64_t byteOffset = ref->byteOffset;
     if (auto own = d.getAs<IntegerAttr>("byte_offset"))

@@ -32,7 +32,7 @@ CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
 
 #: Bytes of a CUtensorMap (cuda.h: 64-byte aligned, 16 x u64).
 TENSOR_MAP_BYTES = 128
-#: cuda.h enums of cuTensorMapEncodeTiled, by the plan's names.
+#: cuda.h enums of cuTensorMapEncodeTiled / Im2col, by the plan's names.
 TENSOR_MAP_DTYPE = {name: d.tensor_map for name, d in DTYPES.items()
                     if d.tensor_map is not None}  # CU_TENSOR_MAP_DATA_TYPE_*
 TENSOR_MAP_INTERLEAVE = {"none": 0}                  # ..._INTERLEAVE_NONE
@@ -88,6 +88,14 @@ _SIGNATURES = {
         _P, _c.c_int, _c.c_uint32, _P, _c.POINTER(_c.c_uint64),
         _c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint32),
         _c.POINTER(_c.c_uint32), _c.c_int, _c.c_int, _c.c_int, _c.c_int]),
+    # (map, dtype, rank, address, dims, strides, lower corner, upper corner,
+    #  channelsPerPixel, pixelsPerColumn, element strides, interleave,
+    #  swizzle, L2 promotion, OOB fill)
+    "cuTensorMapEncodeIm2col": ("cuTensorMapEncodeIm2col", [
+        _P, _c.c_int, _c.c_uint32, _P, _c.POINTER(_c.c_uint64),
+        _c.POINTER(_c.c_uint64), _c.POINTER(_c.c_int), _c.POINTER(_c.c_int),
+        _c.c_uint32, _c.c_uint32, _c.POINTER(_c.c_uint32), _c.c_int,
+        _c.c_int, _c.c_int, _c.c_int]),
 }
 
 
@@ -321,19 +329,36 @@ class Driver:
 
     def encode_tensor_map(self, spec, address: int) -> bytes:
         """The 128-byte CUtensorMap of ``spec`` (a plan TensorMapSpec) over
-        the device buffer at ``address``, by cuTensorMapEncodeTiled."""
+        the device buffer at ``address``: by cuTensorMapEncodeTiled, or by
+        cuTensorMapEncodeIm2col for an im2col map."""
         rank = len(spec.dims)
         out = (_c.c_uint64 * (TENSOR_MAP_BYTES // 8))()
         dims = (_c.c_uint64 * rank)(*spec.dims)
         strides = (_c.c_uint64 * max(rank - 1, 1))(*spec.strides)
-        box = (_c.c_uint32 * rank)(*spec.box)
         estrides = (_c.c_uint32 * rank)(*spec.element_strides)
+        enums = (TENSOR_MAP_INTERLEAVE[spec.interleave],
+                 TENSOR_MAP_SWIZZLE[spec.swizzle],
+                 TENSOR_MAP_L2_PROMOTION[spec.l2_promotion],
+                 TENSOR_MAP_OOB_FILL[spec.oob_fill])
+        if spec.mode == "im2col":
+            corners = max(rank - 2, 1)
+            lower = (_c.c_int * corners)(*spec.lower_corner)
+            upper = (_c.c_int * corners)(*spec.upper_corner)
+            self.check("cuTensorMapEncodeIm2col", out,
+                       TENSOR_MAP_DTYPE[spec.dtype], rank, _c.c_void_p(address),
+                       dims, strides, lower, upper, spec.channels_per_pixel,
+                       spec.pixels_per_column, estrides, *enums,
+                       detail=f" (im2col tensor map of buffer {spec.buffer}: "
+                              f"dims {list(spec.dims)}, corners "
+                              f"{list(spec.lower_corner)} to "
+                              f"{list(spec.upper_corner)}, "
+                              f"{spec.channels_per_pixel} channels x "
+                              f"{spec.pixels_per_column} pixels)")
+            return bytes(out)
+        box = (_c.c_uint32 * rank)(*spec.box)
         self.check("cuTensorMapEncodeTiled", out, TENSOR_MAP_DTYPE[spec.dtype],
                    rank, _c.c_void_p(address), dims, strides, box, estrides,
-                   TENSOR_MAP_INTERLEAVE[spec.interleave],
-                   TENSOR_MAP_SWIZZLE[spec.swizzle],
-                   TENSOR_MAP_L2_PROMOTION[spec.l2_promotion],
-                   TENSOR_MAP_OOB_FILL[spec.oob_fill],
+                   *enums,
                    detail=f" (tensor map of buffer {spec.buffer}: dims "
                           f"{list(spec.dims)}, box {list(spec.box)})")
         return bytes(out)

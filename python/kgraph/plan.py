@@ -57,9 +57,13 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class TensorMapSpec:
-    """One TMA tensor map (CUtensorMap) the runtime encodes over a buffer
-    with cuTensorMapEncodeTiled: dims/box/element_strides innermost first,
-    strides (bytes) of dims 1.. (docs/launch-plan.md)."""
+    """One TMA tensor map (CUtensorMap) the runtime encodes over a buffer:
+    dims/box/element_strides innermost first, strides (bytes) of dims 1..
+    (docs/launch-plan.md). A "tiled" map (cuTensorMapEncodeTiled) loads
+    boxes; an "im2col" map (cuTensorMapEncodeIm2col) has no box but a pixel
+    bounding box (lower/upper corner, rank - 2 entries each, innermost
+    first) and loads channels_per_pixel channels of pixels_per_column
+    pixels."""
 
     buffer: int
     dtype: str
@@ -73,6 +77,13 @@ class TensorMapSpec:
     oob_fill: str
     #: The map's global address is the buffer's plus this (a view).
     byte_offset: int = 0
+    #: "tiled" or "im2col". The corners and pixel counts below are an
+    #: im2col map's (empty / 0 in a tiled one; an im2col map's box is empty).
+    mode: str = "tiled"
+    lower_corner: Tuple[int, ...] = ()
+    upper_corner: Tuple[int, ...] = ()
+    channels_per_pixel: int = 0
+    pixels_per_column: int = 0
 
 
 @dataclass(frozen=True)
@@ -321,6 +332,18 @@ TENSOR_MAP_SWIZZLES = ("none", "32B", "64B", "128B")
 TENSOR_MAP_INTERLEAVES = ("none",)
 TENSOR_MAP_L2_PROMOTIONS = ("none", "64B", "128B", "256B")
 TENSOR_MAP_OOB_FILLS = ("zero",)
+TENSOR_MAP_MODES = ("tiled", "im2col")
+#: Limits of im2col maps (cuTensorMapEncodeIm2col).
+IM2COL_RANKS = (3, 5)
+IM2COL_MAX_CHANNELS = 256
+IM2COL_MAX_PIXELS = 1024
+
+
+def im2col_corner_range(rank: int) -> Tuple[int, int]:
+    """The [lo, hi] range of an im2col map's corners: the 16 bits of the
+    instruction's offsets shared by its rank - 2 spatial dimensions."""
+    bits = 16 // (rank - 2)
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
 def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
@@ -343,18 +366,29 @@ def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
                                               f">= {minimum}")
         return tuple(vs)
 
+    # An absent mode is a tiled map (the plans from before im2col maps).
+    mode = choice("mode", TENSOR_MAP_MODES) if "mode" in m else "tiled"
+    im2col = mode == "im2col"
     dtype = choice("dtype", TENSOR_MAP_DTYPES)
     dims = ints("dims", 1)
     strides = ints("strides", 1)
-    box = ints("box", 1)
+    if im2col and "box" in m:
+        c.fail(f"{where}.box", "an im2col map has no box (it loads "
+                               "channels_per_pixel x pixels_per_column)")
+    box = () if im2col else ints("box", 1)
     estrides = ints("element_strides", 1)
     rank = len(dims)
-    if not 1 <= rank <= 5:
-        c.fail(f"{where}.dims", f"rank {rank} is not in [1, 5]")
+    lo_rank, hi_rank = IM2COL_RANKS if im2col else (1, 5)
+    if not lo_rank <= rank <= hi_rank:
+        kind = " for an im2col map" if im2col else ""
+        c.fail(f"{where}.dims", f"rank {rank} is not in [{lo_rank}, {hi_rank}]"
+                                f"{kind}")
     if len(strides) != rank - 1:
         c.fail(f"{where}.strides", f"needs {rank - 1} strides (dims 1..), got "
                                    f"{len(strides)}")
-    for key, vs in (("box", box), ("element_strides", estrides)):
+    sized = (("element_strides", estrides),) if im2col else \
+        (("box", box), ("element_strides", estrides))
+    for key, vs in sized:
         if len(vs) != rank:
             c.fail(f"{where}.{key}", f"needs {rank} entries, got {len(vs)}")
     for i, s in enumerate(strides):
@@ -377,11 +411,45 @@ def _tensor_map(c, m, where, buffers_by_id) -> TensorMapSpec:
         at = f" from byte {offset}" if offset else ""
         c.fail(where, f"spans {extent} bytes{at} but buffer {bid} has "
                       f"{buf.bytes}")
+    fields = {}
+    if im2col:
+        fields = _im2col_fields(c, m, where, rank, size)
     return TensorMapSpec(bid, dtype, dims, strides, box, estrides,
                          choice("swizzle", TENSOR_MAP_SWIZZLES),
                          choice("interleave", TENSOR_MAP_INTERLEAVES),
                          choice("l2_promotion", TENSOR_MAP_L2_PROMOTIONS),
-                         choice("oob_fill", TENSOR_MAP_OOB_FILLS), offset)
+                         choice("oob_fill", TENSOR_MAP_OOB_FILLS), offset,
+                         mode=mode, **fields)
+
+
+def _im2col_fields(c, m, where, rank, size) -> dict:
+    """The corners, channels_per_pixel and pixels_per_column of an im2col
+    map of ``rank`` over elements of ``size`` bytes."""
+    lo, hi = im2col_corner_range(rank)
+    out = {}
+    for key in ("lower_corner", "upper_corner"):
+        vs = c.list_field(m, key, where)
+        if len(vs) != rank - 2:
+            c.fail(f"{where}.{key}", f"needs {rank - 2} entries (rank - 2, "
+                                     f"innermost first), got {len(vs)}")
+        for i, v in enumerate(vs):
+            if not _is_int(v) or not lo <= v <= hi:
+                c.fail(f"{where}.{key}[{i}]", f"{v!r} is not an integer in "
+                                              f"[{lo}, {hi}] (rank {rank})")
+        out[key] = tuple(vs)
+    cpp = c.int_field(m, "channels_per_pixel", where, 1)
+    if cpp > IM2COL_MAX_CHANNELS:
+        c.fail(f"{where}.channels_per_pixel",
+               f"{cpp} is more than {IM2COL_MAX_CHANNELS}")
+    if cpp * size % 16:
+        c.fail(f"{where}.channels_per_pixel",
+               f"{cpp} channels are {cpp * size} bytes, not a multiple of 16")
+    ppc = c.int_field(m, "pixels_per_column", where, 1)
+    if ppc > IM2COL_MAX_PIXELS:
+        c.fail(f"{where}.pixels_per_column",
+               f"{ppc} is more than {IM2COL_MAX_PIXELS}")
+    out["channels_per_pixel"], out["pixels_per_column"] = cpp, ppc
+    return out
 
 
 def choose_target(targets, major: int, minor: int) -> Optional[str]:

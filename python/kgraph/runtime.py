@@ -389,8 +389,8 @@ class Program:
     def _tensor_map_addresses(self, drv, ordinal, stream, k_i, kernel,
                               addresses, owned=None):
         """Device addresses of ``kernel``'s "tensor_maps" arguments, encoded
-        (cuTensorMapEncodeTiled) and copied to the device once per set of
-        buffer addresses; the kernel reads them from global memory. With
+        (cuTensorMapEncodeTiled, or cuTensorMapEncodeIm2col for im2col maps)
+        and copied to the device once per set of buffer addresses; the kernel reads them from global memory. With
         ``owned`` (a list), fresh maps are made and their allocations
         appended to it instead of cached (a CUDA graph keeps its own)."""
         out = {}

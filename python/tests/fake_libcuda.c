@@ -493,6 +493,48 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
   return 0;
 }
 
+// Logs every argument, prefixed "im2col" (corners: rank - 2 each, the
+// channels and pixels per load); the "map" is as cuTensorMapEncodeTiled's.
+CUresult cuTensorMapEncodeIm2col(void *map, int dtype, uint32_t rank,
+                                 void *addr, const uint64_t *dims,
+                                 const uint64_t *strides, const int *lower,
+                                 const int *upper, uint32_t channels,
+                                 uint32_t pixels, const uint32_t *estrides,
+                                 int interleave, int swizzle, int l2,
+                                 int oob) {
+  if (!map || rank < 3 || rank > 5 || ((uintptr_t)addr % 16)) return 1;
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "im2col dtype=%d rank=%u addr=%#llx dims=",
+                   dtype, rank, (unsigned long long)(uintptr_t)addr);
+  for (uint32_t i = 0; i < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
+                  (unsigned long long)dims[i]);
+  n += snprintf(buf + n, sizeof buf - n, " strides=");
+  for (uint32_t i = 0; i + 1 < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
+                  (unsigned long long)strides[i]);
+  n += snprintf(buf + n, sizeof buf - n, " lower=");
+  for (uint32_t i = 0; i + 2 < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%d", i ? "," : "", lower[i]);
+  n += snprintf(buf + n, sizeof buf - n, " upper=");
+  for (uint32_t i = 0; i + 2 < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%d", i ? "," : "", upper[i]);
+  n += snprintf(buf + n, sizeof buf - n, " channels=%u pixels=%u estrides=",
+                channels, pixels);
+  for (uint32_t i = 0; i < rank; ++i)
+    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", estrides[i]);
+  snprintf(buf + n, sizeof buf - n, " interleave=%d swizzle=%d l2=%d oob=%d",
+           interleave, swizzle, l2, oob);
+  if (numMaps < MAX_MAPS)
+    snprintf(mapLog[numMaps], 512, "%s", buf);
+  ++numMaps;
+  uint64_t *words = (uint64_t *)map;
+  memset(words, 0, 128);
+  words[0] = (uint64_t)(uintptr_t)addr;
+  for (uint32_t i = 0; i < rank; ++i) words[1 + i] = dims[i];
+  return 0;
+}
+
 // --- inspection for the tests ----------------------------------------------------
 
 int fake_num_maps(void) { return numMaps; }

@@ -18,24 +18,30 @@ hand-written kernels, independent of kgraph's emitters:
 
 Prints `ok <check>` per check; exit 1 on the first failure.
 """
+import re
 import subprocess
 import sys
 
 import numpy as np
 
 from kinterp.memory import KernelError, Unsupported
-from kinterp.plan import Module, run_arrays
+from kinterp.plan import Module, run_arrays, run_plan
 
 OPT = None
 
 
-def generic(text):
+def generic_text(text):
     """`text` (custom assembly) in generic form, through kgraph-opt."""
     p = subprocess.run([OPT, "--mlir-print-op-generic", "-"], input=text, capture_output=True,
                        text=True)
     if p.returncode:
         raise SystemExit(f"kgraph-opt rejects a test kernel:\n{p.stderr}")
-    return Module(p.stdout)
+    return p.stdout
+
+
+def generic(text):
+    """The Module of `text` (custom assembly)."""
+    return Module(generic_text(text))
 
 
 def kernel(body, args, workgroup=""):
@@ -269,6 +275,206 @@ def check_deadlock():
                  [np.zeros(64, np.float32)], words=("deadlock", "try_wait"))
 
 
+# ---- TMA im2col --------------------------------------------------------------
+
+#: One thread inits the mbarrier, expects every load's bytes and issues the
+#: loads; the block waits (parity 0), then copies shared memory out.
+IM2COL = """
+      %tid = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %cn = arith.constant SBYTES : index
+      %one = arith.constant 1 : i32
+      %zero = arith.constant 0 : i32
+      %tx = arith.constant SBYTES : i32
+      %bb = memref.extract_aligned_pointer_as_index %b : memref<8xi8, #gpu.address_space<workgroup>> -> index
+      %bi = arith.index_castui %bb : index to i64
+      %bar = llvm.inttoptr %bi : i64 to !llvm.ptr<3>
+      %sb = memref.extract_aligned_pointer_as_index %s : memref<SBYTESxi8, #gpu.address_space<workgroup>> -> index
+      %mb = memref.extract_aligned_pointer_as_index %maps : memref<128xi8> -> index
+      %mi = arith.index_castui %mb : index to i64
+      %map = llvm.inttoptr %mi : i64 to !llvm.ptr
+      %first = arith.cmpi eq, %tid, %c0 : index
+      scf.if %first {
+        nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+        nvvm.mbarrier.arrive.expect_tx %bar, %tx : !llvm.ptr<3>, i32
+LOADS
+      }
+      gpu.barrier
+      nvvm.mbarrier.try_wait.parity %bar, %zero, %zero : !llvm.ptr<3>, i32, i32
+      scf.for %i = %tid to %cn step %c32 {
+        %v = memref.load %s[%i] : memref<SBYTESxi8, #gpu.address_space<workgroup>>
+        memref.store %v, %out[%i] : memref<SBYTESxi8>
+      }"""
+
+#: One load (`@` is its number): destination %sb + OFF, coordinates
+#: {C, W, H, N}, offsets {offW, offH} (offW an i16 constant, offH truncated
+#: from i32).
+IM2COL_LOAD = """
+        %d@ = arith.constant OFF : index
+        %da@ = arith.addi %sb, %d@ : index
+        %di@ = arith.index_castui %da@ : index to i64
+        %dp@ = llvm.inttoptr %di@ : i64 to !llvm.ptr<3>
+        %dst@ = llvm.addrspacecast %dp@ : !llvm.ptr<3> to !llvm.ptr<7>
+        %kc@ = arith.constant CC : i32
+        %kw@ = arith.constant CW : i32
+        %kh@ = arith.constant CH : i32
+        %kn@ = arith.constant CN : i32
+        %ow@ = arith.constant OW : i16
+        %oh32@ = arith.constant OH : i32
+        %oh@ = arith.trunci %oh32@ : i32 to i16
+        nvvm.cp.async.bulk.tensor.shared.cluster.global %dst@, %map, %bar, LOADBOX : !llvm.ptr<7>, !llvm.ptr"""
+
+IM2COL_BOX = "box[%kc@, %kw@, %kh@, %kn@] im2col[%ow@, %oh@] {mode = #nvvm.tma_load_mode<im2col>}"
+TILE_BOX = "box[%kc@, %kw@, %kh@, %kn@]"
+
+
+def im2col_kernel(loads, sbytes, box=IM2COL_BOX):
+    """The kernel text of `loads`: (shared byte offset, coordinates
+    [c, w, h, n], offsets [offW, offH]) each."""
+    text = []
+    for i, (off, (cc, cw, ch, cn), (ow, oh)) in enumerate(loads):
+        one = IM2COL_LOAD.replace("LOADBOX", box)
+        for key, v in (("OFF", off), ("CC", cc), ("CW", cw), ("CH", ch), ("CN", cn),
+                       ("OW", ow), ("OH", oh)):
+            one = one.replace(key, str(v))
+        text.append(one.replace("@", str(i)))
+    body = IM2COL.replace("LOADS", "".join(text).lstrip("\n")).replace("SBYTES", str(sbytes))
+    args = f"%maps: memref<128xi8>, %out: memref<{sbytes}xi8>"
+    wg = (f"%s: memref<{sbytes}xi8, #gpu.address_space<workgroup>>, "
+          "%b: memref<8xi8, #gpu.address_space<workgroup>>")
+    return kernel(body, args, wg)
+
+
+def run_tma(module, tmap, x, sbytes):
+    """Runs kernel k of `module` as a plan would: its tensor map `tmap` over
+    the f16 input `x`, the shared bytes it copies out as an i8 output."""
+    fplan = {"buffers": [
+        {"id": 0, "kind": "input", "index": 0, "shape": list(x.shape), "dtype": "f16",
+         "bytes": x.nbytes},
+        {"id": 1, "kind": "output", "index": 0, "shape": [sbytes], "dtype": "i8",
+         "bytes": sbytes}],
+        "kernels": [{"name": "k", "grid": [1, 1, 1], "block": [32, 1, 1], "shared_bytes": 0,
+                     "args": [{"kind": "tensor_maps", "maps": [tmap]},
+                              {"kind": "buffer", "buffer": 1}]}]}
+    outs, unwritten = run_plan(fplan, module, [x])
+    assert not unwritten[0].any(), "im2col: some shared bytes not copied out"
+    return outs[0].view(np.uint8)
+
+
+def im2col_map(x, ksize, stride, pad, cpp, ppc, swizzle):
+    """The plan's im2col map of NHWC `x` for a conv2d of `ksize` x `ksize`
+    taps (dilation 1): the corners bound the base positions to the first
+    tap of every output pixel."""
+    n, h, w, c = x.shape
+    oh, ow = ((h + 2 * pad - ksize) // stride + 1, (w + 2 * pad - ksize) // stride + 1)
+    return {"buffer": 0, "dtype": "f16", "mode": "im2col", "dims": [c, w, h, n],
+            "strides": [c * 2, w * c * 2, h * w * c * 2],
+            "lower_corner": [-pad, -pad],
+            "upper_corner": [(ow - 1) * stride + 1 - w - pad, (oh - 1) * stride + 1 - h - pad],
+            "channels_per_pixel": cpp, "pixels_per_column": ppc,
+            "element_strides": [1, stride, stride, 1], "swizzle": swizzle,
+            "interleave": "none", "l2_promotion": "256B", "oob_fill": "zero"}, oh, ow
+
+
+def im2col_reference(x, r, s, m0, c0, cpp, ppc, stride, pad, oh, ow):
+    """Rows m0 .. m0 + ppc - 1 of the implicit GEMM's A for tap (r, s),
+    channels c0 .. c0 + cpp - 1 (zero outside the input)."""
+    n_, h_, w_, c_ = x.shape
+    out = np.zeros((ppc, cpp), np.float16)
+    for j in range(ppc):
+        m = m0 + j
+        n, y, z = m // (oh * ow), (m // ow) % oh, m % ow
+        ih, iw = y * stride - pad + r, z * stride - pad + s
+        if n < n_ and 0 <= ih < h_ and 0 <= iw < w_:
+            ch = np.arange(c0, c0 + cpp)
+            ok = ch < c_
+            out[j, ok] = x[n, ih, iw, ch[ok]]
+    return out
+
+
+def check_im2col_case(x, stride, swizzle, taps, ppc=32, cpp=64, ksize=3, pad=1):
+    """im2col loads of `taps` ((r, s, first output pixel m0, first channel
+    c0) each) must land as the reference gather."""
+    tmap, oh, ow = im2col_map(x, ksize, stride, pad, cpp, ppc, swizzle)
+    row = ppc * cpp * 2
+    loads = []
+    for t, (r, s, m0, c0) in enumerate(taps):
+        n, y, z = m0 // (oh * ow), (m0 // ow) % oh, m0 % ow
+        loads.append((t * row, [c0, z * stride - pad, y * stride - pad, n], [s, r]))
+    sbytes = row * len(taps)
+    raw = run_tma(generic(im2col_kernel(loads, sbytes)), tmap, x, sbytes)
+    for t, (r, s, m0, c0) in enumerate(taps):
+        got = raw[t * row:(t + 1) * row]
+        if swizzle == "128B":
+            # The load's shared window starts 1024-byte aligned (the first
+            # workgroup attribution is at 0x400; rows of 4 KiB), so the
+            # 16-byte chunk of logical byte L is at L ^ ((L >> 7) & 7) << 4.
+            lb = np.arange(row)
+            got = got[lb ^ (((lb >> 7) & 7) << 4)]
+        got = np.ascontiguousarray(got).view(np.float16).reshape(ppc, cpp)
+        want = im2col_reference(x, r, s, m0, c0, cpp, ppc, stride, pad, oh, ow)
+        assert np.array_equal(got, want), (
+            f"im2col stride {stride} tap ({r}, {s}) from pixel {m0}, channel {c0}: pixels "
+            f"{np.flatnonzero((got != want).any(axis=1)).tolist()} differ")
+
+
+def expect_tma_error(what, text, tmap, x, sbytes, words, exc=KernelError):
+    """Running `text` (custom assembly, or a Module) fails with `exc`
+    naming the load's line and `words`."""
+    try:
+        run_tma(text if isinstance(text, Module) else generic(text), tmap, x, sbytes)
+    except exc as e:
+        assert re.search(r"\bline \d+: ", str(e)), f"{what}: the message names no line: {e}"
+        for w in words:
+            assert w in str(e), f"{what}: the message lacks {w!r}: {e}"
+        return
+    raise AssertionError(f"{what}: no {exc.__name__} reported")
+
+
+def check_im2col():
+    rng = np.random.default_rng(7)
+    # N=2, H=5, W=7, C=64; 3x3, pad 1, stride 2: OH=3, OW=4, 24 pixels.
+    # Columns of 32 pixels from pixels 0, 5 and 13 cross rows, the image
+    # boundary (pixel 12) and run past the last image (pixel 24: zeros).
+    x = rng.integers(-8, 9, (2, 5, 7, 64)).astype(np.float16)
+    check_im2col_case(x, 2, "128B", [(0, 0, 0, 0), (1, 2, 5, 0), (2, 1, 13, 0)])
+    # Stride 1 (OH=5, OW=7, 70 pixels), unswizzled, C=96: the load from
+    # channel 64 reads 64..127, of which 96..127 are outside (zeros).
+    x1 = rng.integers(-8, 9, (2, 5, 7, 96)).astype(np.float16)
+    check_im2col_case(x1, 1, "none", [(1, 1, 0, 0), (0, 2, 30, 64), (2, 0, 60, 0)])
+
+    # Misuses, each a KernelError naming the load's line; a mode the
+    # interpreter does not implement is Unsupported.
+    tmap, _, _ = im2col_map(x, 3, 2, 1, 64, 32, "128B")
+    load = [(0, [0, -1, -1, 0], [0, 0])]
+    tile = im2col_kernel(load, 4096, box=TILE_BOX)
+    expect_tma_error("tile load through an im2col map", tile, tmap, x, 4096,
+                     ("tile-mode TMA load through a tensor map of mode im2col",))
+    tiled = {k: v for k, v in tmap.items()
+             if k not in ("mode", "lower_corner", "upper_corner", "channels_per_pixel",
+                          "pixels_per_column")}
+    tiled.update(box=[64, 8, 4, 1], element_strides=[1, 1, 1, 1])
+    expect_tma_error("im2col load through a tiled map", im2col_kernel(load, 4096), tiled, x,
+                     4096, ("im2col-mode TMA load through a tensor map of mode tiled",))
+    # The verifier rejects a wrong offset count: drop one from the generic
+    # form instead.
+    text = generic_text(im2col_kernel(load, 4096))
+    bad = re.sub(r", %[\w#]+\) <\{isCTAOnly = false, mode = #nvvm.tma_load_mode<im2col>, "
+                 r"operandSegmentSizes = array<i32: 1, 1, 4, 1, 2,",
+                 ") <{isCTAOnly = false, mode = #nvvm.tma_load_mode<im2col>, "
+                 "operandSegmentSizes = array<i32: 1, 1, 4, 1, 1,", text)
+    bad = bad.replace("!llvm.ptr<3>, i16, i16) -> ()", "!llvm.ptr<3>, i16) -> ()")
+    assert bad.count("i16) -> ()") == 1 and "1, 1, 4, 1, 1," in bad, \
+        "im2col: the generic form of the load is not the expected one"
+    expect_tma_error("one im2col offset for a rank-4 map", Module(bad), tmap, x, 4096,
+                     ("1 im2col offsets for a rank-4 im2col map",))
+    other = text.replace("tma_load_mode<im2col>", "tma_load_mode<im2col_w>")
+    assert other != text
+    expect_tma_error("im2col_w mode", Module(other), tmap, x, 4096,
+                     ("TMA load mode #nvvm.tma_load_mode<im2col_w>",), exc=Unsupported)
+
+
 CHECKS = [
     ("ldmatrix_mma_f16", lambda: check_mma("f16")),
     ("ldmatrix_mma_bf16_nvvm", lambda: check_mma("bf16")),
@@ -278,6 +484,7 @@ CHECKS = [
     ("divergent_barrier", check_divergent_barrier),
     ("unsupported_op", check_unsupported),
     ("mbarrier_deadlock", check_deadlock),
+    ("im2col", check_im2col),
 ]
 
 

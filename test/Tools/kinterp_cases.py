@@ -390,6 +390,21 @@ conv("conv_nhwc_bf16_2x5x5x8_f8_k3s2p1", 2, 8, 5, 5, 8, 3, 3, "nhwc", "bf16", ac
 conv("conv_nhwc_f16_wgmma_1x9x9x16_f64_k3p1", 1, 16, 9, 9, 64, 3, 3, "nhwc", "f16", acc="f32",
      pad=(1, 1, 1, 1), targets=["sm_90a"],
      config=mm_config(128, 64, 64, 8, 1, 3, "wgmma", [64, 64, 16], 8, 0))
+# TMA im2col loads of the input (copy = tma on sm_90a): M blocks starting
+# mid-row and mid-image, ragged M, two 64-channel boxes per k tile (tile_k
+# 128), strides, asymmetric padding, dilation; a strided 1x1 (im2col) and a
+# plain 1x1 (tiled maps over [N*H*W][C]).
+TMA_T64 = mm_config(64, 64, 128, 4, 1, 3, "wgmma", [64, 64, 16], 8, 0, ", copy = tma")
+conv("conv_nhwc_f16_tma_2x9x11x128_f72_k3p1_bias", 2, 128, 9, 11, 72, 3, 3, "nhwc", "f16",
+     acc="f32", pad=(1, 1, 1, 1), bias=True, targets=["sm_90a"], config=TMA3)
+conv("conv_nhwc_f16_tma_2x13x13x128_f64_k3s2p10", 2, 128, 13, 13, 64, 3, 3, "nhwc", "f16",
+     stride=(2, 2), pad=(1, 0, 1, 0), targets=["sm_90a"], config=TMA_T64)
+conv("conv_nhwc_bf16_tma_1x10x9x64_f64_k3d2p2", 1, 64, 10, 9, 64, 3, 3, "nhwc", "bf16",
+     acc="f32", dil=(2, 2), pad=(2, 2, 2, 2), targets=["sm_90a"], config=TMA3)
+conv("conv_nhwc_f16_tma_2x9x9x64_f64_k1s2", 2, 64, 9, 9, 64, 1, 1, "nhwc", "f16",
+     stride=(2, 2), targets=["sm_90a"], config=TMA3)
+conv("conv_nhwc_f16_tma_2x7x7x64_f64_k1", 2, 64, 7, 7, 64, 1, 1, "nhwc", "f16",
+     targets=["sm_90a"], config=TMA3)
 conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16", acc="f32",
      pad=(1, 1, 1, 1), targets=["sm_80"],
      config=mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8))

@@ -111,9 +111,29 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     assert(info && info->tensorMapDataType &&
            "TMA operands without a tensor-map data type");
     fields.append("dtype", b.getStringAttr(info->planName));
-    fields.append("dims", b.getI64ArrayAttr(dims));
-    fields.append("strides", b.getI64ArrayAttr(strides));
-    fields.append("box", b.getI64ArrayAttr(box));
+    if (isA && usesTmaIm2col(p)) {
+      // The nhwc input as [N][H][W][C] (innermost first), walked by TMA's
+      // im2col mode: a box is tile_m output pixels (window origins inside
+      // the corners, stepped by the strides) x 64 channels of one tap.
+      const ConvGeometry &g = *p.conv;
+      TmaIm2colCorners c = getTmaIm2colCorners(g);
+      dims = {g.channels, g.width, g.height, g.batch};
+      strides = {g.channels * eb, g.width * g.channels * eb,
+                 g.height * g.width * g.channels * eb};
+      fields.append("mode", b.getStringAttr("im2col"));
+      fields.append("dims", b.getI64ArrayAttr(dims));
+      fields.append("strides", b.getI64ArrayAttr(strides));
+      fields.append("lower_corner", b.getI64ArrayAttr({c.lowerW, c.lowerH}));
+      fields.append("upper_corner", b.getI64ArrayAttr({c.upperW, c.upperH}));
+      fields.append("channels_per_pixel", b.getI64IntegerAttr(boxes.boxCols));
+      fields.append("pixels_per_column", b.getI64IntegerAttr(boxes.rows));
+      fields.append("element_strides",
+                    b.getI64ArrayAttr({1, g.strideW, g.strideH, 1}));
+    } else {
+      fields.append("dims", b.getI64ArrayAttr(dims));
+      fields.append("strides", b.getI64ArrayAttr(strides));
+      fields.append("box", b.getI64ArrayAttr(box));
+    }
     fields.append("swizzle", b.getStringAttr("128B"));
     fields.append("interleave", b.getStringAttr("none"));
     fields.append("l2_promotion", b.getStringAttr("256B"));
@@ -263,6 +283,23 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
         memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.aTile);
     Value bBase =
         memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.bTile);
+    // The im2col walk starts at the window origin of the block's first
+    // output pixel (n, oh, ow): (ow * stride - pad, oh * stride - pad).
+    Value im2colW, im2colH, im2colN;
+    if (usesTmaIm2col(p)) {
+      const ConvGeometry &g = *p.conv;
+      Value n = t.div(in.rowBase, g.outH * g.outW);
+      Value pix = t.rem(in.rowBase, g.outH * g.outW);
+      Value oh = t.div(pix, g.outW), ow = t.rem(pix, g.outW);
+      auto origin = [&](Value o, int64_t stride, int64_t pad) {
+        return arith::SubIOp::create(tb, loc, toI32(t, t.mul(o, stride)),
+                                     i32(tb, pad))
+            .getResult();
+      };
+      im2colW = origin(ow, g.strideW, g.padLeft);
+      im2colH = origin(oh, g.strideH, g.padTop);
+      im2colN = toI32(t, n);
+    }
     Value lower = t.c(0);
     Value upper = t.c(kTiles);
     auto loop = scf::ForOp::create(tb, loc, lower, upper, t.c(1));
@@ -278,6 +315,35 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
         lb, loc, Type(), full, i32(lb, bytesA + bytesB),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
     Value kBase = l.mul(kt, tk);
+    if (usesTmaIm2col(p)) {
+      // A k tile is tile_k channels of one filter tap (tile_k divides C):
+      // k = (r * KW + s) * C + c. Each 64-channel block is one im2col box
+      // of tile_m pixels from the block's first output pixel, shifted by
+      // the tap's offsets.
+      const ConvGeometry &g = *p.conv;
+      Value tap = l.div(kBase, g.channels);
+      Value c0 = l.rem(kBase, g.channels);
+      auto i16 = [&](Value v) {
+        return arith::TruncIOp::create(lb, loc, lb.getI16Type(), toI32(l, v))
+            .getResult();
+      };
+      SmallVector<Value> offsets = {
+          i16(l.mul(l.rem(tap, g.kernelW), g.dilationW)),
+          i16(l.mul(l.div(tap, g.kernelW), g.dilationH))};
+      Value stageBase = l.add(aBase, l.mul(stage, bytesA));
+      for (int64_t j = 0; j * boxesA.boxCols < boxesA.cols; ++j) {
+        int64_t offset = j * boxesA.rows * kSwizzleRowBytes;
+        Value dst = LLVM::AddrSpaceCastOp::create(
+            lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),
+            toPointer(l, l.add(stageBase, offset), kShared));
+        SmallVector<Value> coords = {toI32(l, l.add(c0, j * boxesA.boxCols)),
+                                     im2colW, im2colH, im2colN};
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            lb, loc, dst, mapA, coords, full, offsets, Value(), Value(),
+            NVVM::TMALoadMode::IM2COL, /*isCTAOnly=*/false,
+            NVVM::CTAGroupKindAttr(), Value());
+      }
+    }
     auto issue = [&](bool isA, Value map, Value tileBase,
                      const TmaOperandBoxes &boxes, int64_t stageBytes) {
       bool trans = isA ? p.transposeA : p.transposeB;
@@ -307,7 +373,8 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
               NVVM::CTAGroupKindAttr(), Value());
         }
     };
-    issue(true, mapA, aBase, boxesA, bytesA);
+    if (!usesTmaIm2col(p))
+      issue(true, mapA, aBase, boxesA, bytesA);
     issue(false, mapB, bBase, boxesB, bytesB);
   }
   return success();

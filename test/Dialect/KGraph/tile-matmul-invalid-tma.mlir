@@ -40,14 +40,67 @@ func.func @prologue(%a: tensor<256x256xf32>, %b: tensor<256x256xf16>) -> tensor<
 
 // -----
 
-func.func @conv(%x: tensor<1x16x16x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
-  // expected-error @+1 {{'kgraph.fused' op copy = tma loads plain matrices only, not the im2col gather of a conv2d}}
-  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x16x16x64xf16>, tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+// An nchw input has no pixel of contiguous channels for im2col.
+func.func @conv_nchw(%x: tensor<1x64x16x16xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x16x16xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma loads a conv2d's input only in nhwc layout with one group (TMA's im2col mode gathers whole pixels)}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x64x16x16xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x16x16xf32> {
+  ^bb0(%a: tensor<1x64x16x16xf16>, %b: tensor<64x64x3x3xf16>):
+    %r = kgraph.conv2d %a, %b layout = nchw padding = [1, 1, 1, 1] : tensor<1x64x16x16xf16>, tensor<64x64x3x3xf16> -> tensor<1x64x16x16xf32>
+    kgraph.yield %r : tensor<1x64x16x16xf32>
+  }
+  return %0 : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// Grouped convs are one GEMM per group over a channel slice.
+func.func @conv_groups(%x: tensor<1x16x16x128xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma loads a conv2d's input only in nhwc layout with one group (TMA's im2col mode gathers whole pixels)}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x16x16x128xf16>, tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+  ^bb0(%a: tensor<1x16x16x128xf16>, %b: tensor<64x3x3x64xf16>):
+    %r = kgraph.conv2d %a, %b layout = nhwc padding = [1, 1, 1, 1] groups = 2 : tensor<1x16x16x128xf16>, tensor<64x3x3x64xf16> -> tensor<1x16x16x64xf32>
+    kgraph.yield %r : tensor<1x16x16x64xf32>
+  }
+  return %0 : tensor<1x16x16x64xf32>
+}
+
+// -----
+
+// A k tile must lie in one filter tap.
+func.func @conv_tile_k(%x: tensor<1x16x16x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma loads a conv2d's input one filter tap at a time (TMA's im2col mode): tile_k 128 must divide its 64 channels}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 128, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x16x16x64xf16>, tensor<64x3x3x64xf16>) -> tensor<1x16x16x64xf32> {
   ^bb0(%a: tensor<1x16x16x64xf16>, %b: tensor<64x3x3x64xf16>):
     %r = kgraph.conv2d %a, %b layout = nhwc padding = [1, 1, 1, 1] : tensor<1x16x16x64xf16>, tensor<64x3x3x64xf16> -> tensor<1x16x16x64xf32>
     kgraph.yield %r : tensor<1x16x16x64xf32>
   }
   return %0 : tensor<1x16x16x64xf32>
+}
+
+// -----
+
+// im2col walks the input with the conv's strides, at most 8.
+func.func @conv_stride(%x: tensor<1x64x64x64xf16>, %w: tensor<64x1x1x64xf16>) -> tensor<1x8x8x64xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma walks a conv2d's input with its strides (TMA's im2col mode), at most 8; the strides are 9x9}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x64x64x64xf16>, tensor<64x1x1x64xf16>) -> tensor<1x8x8x64xf32> {
+  ^bb0(%a: tensor<1x64x64x64xf16>, %b: tensor<64x1x1x64xf16>):
+    %r = kgraph.conv2d %a, %b layout = nhwc strides = [9, 9] : tensor<1x64x64x64xf16>, tensor<64x1x1x64xf16> -> tensor<1x8x8x64xf32>
+    kgraph.yield %r : tensor<1x8x8x64xf32>
+  }
+  return %0 : tensor<1x8x8x64xf32>
+}
+
+// -----
+
+// The bounding box corners of a 4-D im2col map are within [-128, 127].
+func.func @conv_corner(%x: tensor<1x8x8x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x266x266x64xf32> {
+  // expected-error @+1 {{'kgraph.fused' op copy = tma gathers a conv2d's input through an im2col tensor map, whose corners and filter offsets lie in [-128, 127]; this conv2d needs corners [-130, -130] to [128, 128] and offsets up to [2, 2]}}
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>} : (tensor<1x8x8x64xf16>, tensor<64x3x3x64xf16>) -> tensor<1x266x266x64xf32> {
+  ^bb0(%a: tensor<1x8x8x64xf16>, %b: tensor<64x3x3x64xf16>):
+    %r = kgraph.conv2d %a, %b layout = nhwc padding = [130, 130, 130, 130] : tensor<1x8x8x64xf16>, tensor<64x3x3x64xf16> -> tensor<1x266x266x64xf32>
+    kgraph.yield %r : tensor<1x266x266x64xf32>
+  }
+  return %0 : tensor<1x266x266x64xf32>
 }
 
 // -----

@@ -173,6 +173,30 @@ def wgmma_conv_config(layout, c, groups, k):
             f"load_width = {width}, smem_padding = 0>")
 
 
+#: TMA im2col loads of the input (copy = tma, sm_90a) with pinned
+#: configurations: (tag, N, C, H, W, F, KH, KW, strides, padding, dilations,
+#: tile_m, tile_k, combo). M blocks start mid-row and mid-image, M is ragged,
+#: tile_k 128 loads two 64-channel boxes per tap; strides, asymmetric
+#: padding, dilation; a strided 1x1 (im2col) and a plain 1x1 (tiled maps).
+TMA_CONV = [
+    ("tma_3x3", 3, 64, 13, 11, 72, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 128, 64, "f16_f16"),
+    ("tma_3x3_k128", 2, 128, 15, 17, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 64, 128, "f16_f32"),
+    ("tma_stride2", 3, 64, 15, 17, 40, 3, 3, (2, 2), (1, 0, 1, 0), (1, 1), 128, 64, "f16_f16"),
+    ("tma_dilation2", 2, 64, 17, 15, 64, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2), 128, 64, "f16_f32"),
+    ("tma_7x7_s2", 2, 64, 23, 21, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 64, 64, "f16_f16"),
+    ("tma_1x1_s2", 2, 128, 9, 11, 72, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 128, 128, "f16_f16"),
+    ("tma_1x1", 3, 64, 7, 9, 40, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 128, 64, "f16_f16"),
+]
+
+
+def tma_conv_config(tile_m, tile_k):
+    warps = 4 if tile_m == 64 else 8
+    return (f"#kgraph.matmul_config<tile_m = {tile_m}, tile_n = 64, tile_k = {tile_k}, "
+            f"warps_m = {warps}, warps_n = 1, stages = 3, "
+            "instruction = wgmma, instruction_shape = [64, 64, 16], "
+            "load_width = 8, smem_padding = 0, copy = tma>")
+
+
 def resnet_tag(c, hw, f, k, s):
     return f"resnet_c{c}_hw{hw}_f{f}_k{k}_s{s}"
 
@@ -206,6 +230,12 @@ def all_cases():
                         n, c, h, w, f, kh, kw, st, pad, dil, g)
         case.pinned_config = wgmma_conv_config(layout, c, g, kh * kw * c // g)
         case.memcheck = not isinstance(which, tuple)
+        cases.append(case)
+    for tag, n, c, h, w, f, kh, kw, st, pad, dil, tm, tk, combo in TMA_CONV:
+        case = ConvCase(f"conv_tma_{combo}_nhwc_{tag}", combo, "nhwc",
+                        n, c, h, w, f, kh, kw, st, pad, dil, 1)
+        case.pinned_config = tma_conv_config(tm, tk)
+        case.memcheck = True
         cases.append(case)
     check_unique_names(cases, "conv")
     return cases

@@ -12,9 +12,10 @@ so that a kernel reading their results too early sees stale data or fails:
   group, and reading it before that fails;
 - mbarriers (init, arrive, arrive.expect_tx, try_wait.parity) per block,
   with arrival and transaction counts and phases;
-- cp.async.bulk.tensor (TMA) tile loads through the runtime's tensor maps:
-  read when issued, written to shared memory with the map's swizzle when a
-  thread waits on the mbarrier they complete (out-of-bounds elements 0).
+- cp.async.bulk.tensor (TMA) tile and im2col loads through the runtime's
+  tensor maps: read when issued, written to shared memory with the map's
+  swizzle when a thread waits on the mbarrier they complete (out-of-bounds
+  elements 0).
 
 Shared-memory bytes written by the generic proxy (st.shared, cp.async) are
 "dirty" until a fence.proxy.async of their block; a wgmma reading dirty
@@ -489,26 +490,103 @@ TMAP_MAGIC = b"KINTERP-TMAP"
 class TensorMap:
     """What cuTensorMapEncodeTiled would encode: a global address, the
     element type, dims and box (innermost first), byte strides of dims 1..,
-    swizzle and out-of-bounds fill."""
+    swizzle and out-of-bounds fill; or, with mode "im2col", what
+    cuTensorMapEncodeIm2col would (no box: the pixel bounding box's corners,
+    rank - 2 each, innermost first, channels_per_pixel, pixels_per_column,
+    element_strides the traversal strides)."""
 
-    def __init__(self, addr, elem, dims, strides, box, swizzle, oob, element_strides=None):
+    def __init__(self, addr, elem, dims, strides, box, swizzle, oob, element_strides=None,
+                 mode="tiled", lower_corner=(), upper_corner=(), channels_per_pixel=0,
+                 pixels_per_column=0):
         self.addr, self.elem = addr, elem
-        self.dims, self.strides, self.box = list(dims), list(strides), list(box)
+        self.dims, self.strides, self.box = list(dims), list(strides), list(box or ())
         self.swizzle, self.oob = swizzle, oob
         self.element_strides = list(element_strides or [1] * len(dims))
+        self.mode = mode
+        self.lower_corner, self.upper_corner = list(lower_corner), list(upper_corner)
+        self.channels_per_pixel, self.pixels_per_column = channels_per_pixel, pixels_per_column
+
+
+def _load_mode(op):
+    """The TMA load's mode ("tile", "im2col", ...) from
+    `#nvvm.tma_load_mode<...>` (absent: tile)."""
+    text = op.attr("mode")
+    if not text:
+        return "tile"
+    return text.strip().rsplit("<", 1)[-1].rstrip(">").strip()
+
+
+def _tile_elements(op, tm, c):
+    """Global element indices (innermost first) of a tiled box at
+    coordinates `c`, row-major over the box (the order they land in)."""
+    if any(s != 1 for s in tm.element_strides):
+        raise Unsupported("TMA element strides other than 1")
+    grids = np.meshgrid(*[np.arange(b) for b in reversed(tm.box)], indexing="ij")
+    return [cd + g.reshape(-1) for cd, g in zip(c, reversed(grids))], tm.box[0]
+
+
+def _walk(start, lo, hi, stride, count):
+    """Positions along one bounding-box dimension of `count` steps of an
+    im2col walk that starts at `start` and restarts at `lo` once it reaches
+    `hi`, with the number of restarts before each step (what the next
+    dimension advances by)."""
+    def row(first):
+        # Steps from `first` while below `hi` (at least the first one).
+        return max(1, -(-(hi - first) // stride))
+    k0, k = row(start), row(lo)
+    pos = np.empty(count.shape, np.int64)
+    first = count < k0
+    pos[first] = start + count[first] * stride
+    rest = count[~first] - k0
+    pos[~first] = lo + (rest % k) * stride
+    carry = np.zeros(count.shape, np.int64)
+    carry[~first] = 1 + rest // k
+    return pos, carry
+
+
+def _im2col_elements(op, tm, c, offs):
+    """Global element indices (innermost first) of an im2col load at
+    coordinates `c` with im2col offsets `offs`: pixel j is the j-th
+    position of the walk over the bounding box [lower, dim + upper) of each
+    spatial dimension (innermost fastest, by the traversal strides; past the
+    outermost spatial one the batch index advances), reading channels
+    c[0] .. c[0] + channels_per_pixel - 1 at that position plus the
+    offsets; row-major over (pixel, channel)."""
+    rank = len(tm.dims)
+    if len(offs) != rank - 2:
+        raise KernelError(f"line {op.line}: {len(offs)} im2col offsets for a rank-{rank} "
+                          f"im2col map (it takes {rank - 2})")
+    cpp, ppc = tm.channels_per_pixel, tm.pixels_per_column
+    es = tm.element_strides
+    if es[0] != 1:
+        raise Unsupported(f"line {op.line}: TMA im2col channel element stride {es[0]}")
+    steps = np.arange(ppc, dtype=np.int64)
+    spatial = []
+    for d in range(1, rank - 1):
+        lo, hi = tm.lower_corner[d - 1], tm.dims[d] + tm.upper_corner[d - 1]
+        pos, steps = _walk(c[d], lo, hi, es[d], steps)
+        spatial.append(pos + offs[d - 1])
+    batch = c[rank - 1] + steps * es[rank - 1]
+    ch = c[0] + np.arange(cpp, dtype=np.int64)
+    idx = [np.broadcast_to(ch[None, :], (ppc, cpp)).reshape(-1)]
+    idx += [np.repeat(p, cpp) for p in spatial + [batch]]
+    return idx, cpp
 
 
 def h_tma_load(ip, op, env, mask):
     vals = [env[o] for o in op.operands]
     seg = op.array_attr("operandSegmentSizes")
-    if any(seg[4:]):
-        raise Unsupported(f"line {op.line}: TMA load with im2col offsets, multicast, "
-                          "cache hints or a predicate")
-    if "tile" not in (op.attr("mode") or "tile"):
+    if any(seg[5:]):
+        raise Unsupported(f"line {op.line}: TMA load with multicast, cache hints or a predicate")
+    mode = _load_mode(op)
+    if mode not in ("tile", "im2col"):
         raise Unsupported(f"line {op.line}: TMA load mode {op.attr('mode')}")
+    if mode == "tile" and seg[4]:
+        raise KernelError(f"line {op.line}: tile-mode TMA load with {seg[4]} im2col offsets")
     dst, tmap = vals[0], vals[1]
     coords = vals[2:2 + seg[2]]
     bar = vals[2 + seg[2]]
+    offsets = vals[3 + seg[2]:3 + seg[2] + seg[4]]
     lanes = _active(ip, mask)
     if not len(lanes):
         return
@@ -523,20 +601,23 @@ def h_tma_load(ip, op, env, mask):
             raise KernelError(f"line {op.line}: TMA load through {maddr:#x}, which holds no "
                               "tensor map")
         tm = maps[int.from_bytes(raw[12:16], "little")]
+        if tm.mode != ("im2col" if mode == "im2col" else "tiled"):
+            raise KernelError(f"line {op.line}: {mode}-mode TMA load through a tensor map "
+                              f"of mode {tm.mode}")
         c = [int(_lanes_of(np.asarray(x, np.int64), lanes)[j]) for x in coords]
         if len(c) != len(tm.dims):
             raise KernelError(f"line {op.line}: {len(c)} coordinates for a rank-{len(tm.dims)} map")
-        if any(s != 1 for s in tm.element_strides):
-            raise Unsupported("TMA element strides other than 1")
         eb = tm.elem.bytes
-        box = tm.box
-        # Box element (i0, i1, ...) at coords + i; out of bounds -> 0.
-        grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")
-        idx = [g.reshape(-1) for g in reversed(grids)]   # innermost first
+        if mode == "im2col":
+            o = [int(_lanes_of(np.asarray(x, np.int64), lanes)[j]) for x in offsets]
+            idx, inner = _im2col_elements(op, tm, c, o)
+        else:
+            idx, inner = _tile_elements(op, tm, c)
+        # Element idx[..][e] lands at byte e * eb of the destination; out of
+        # bounds -> 0.
         inb = np.ones(idx[0].shape, bool)
         gbyte = np.zeros(idx[0].shape, np.int64)
-        for d, (i, cd, dim) in enumerate(zip(idx, c, tm.dims)):
-            x = cd + i
+        for d, (x, dim) in enumerate(zip(idx, tm.dims)):
             inb &= (x >= 0) & (x < dim)
             gbyte += x * (eb if d == 0 else tm.strides[d - 1])
         gaddr = tm.addr + gbyte
@@ -546,14 +627,18 @@ def h_tma_load(ip, op, env, mask):
             gb, goff = mem.find(lo, hi - lo)
             sel = gaddr[inb] - gb.addr
             data[inb] = gb.data[sel[:, None] + np.arange(eb)]
+        # The full box (or column) counts, out-of-bounds elements included.
         nbytes = idx[0].size * eb
         daddr = int(_lanes_of(np.asarray(dst.addr), lanes)[j])
         if daddr % 128:
             raise KernelError(f"line {op.line}: TMA destination {daddr:#x} not 128-byte aligned")
         a = daddr + np.arange(idx[0].size, dtype=np.int64) * eb
         if tm.swizzle == "128B":
-            if box[0] * eb != 128:
-                raise Unsupported(f"TMA 128B swizzle with a {box[0] * eb}-byte inner box")
+            # Rows (the inner box dimension, an im2col pixel's channels)
+            # of 128 bytes: 16-byte chunk ^= (address bits 7..9).
+            if inner * eb != 128:
+                what = "inner box" if mode == "tile" else "im2col pixel row"
+                raise Unsupported(f"TMA 128B swizzle with a {inner * eb}-byte {what}")
             a = a ^ (((a >> 7) & 7) << 4)
         elif tm.swizzle != "none":
             raise Unsupported(f"TMA swizzle {tm.swizzle}")

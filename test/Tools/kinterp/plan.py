@@ -36,6 +36,23 @@ def from_storage(raw, dtype):
     return raw
 
 
+def tensor_map(kernel, j, m, addr, elem):
+    """The TensorMap of plan map entry `m` (the `j`-th of a kernel's
+    `tensor_maps` argument) at global address `addr`: a tiled map's box, or
+    an im2col map's corners and pixel counts (it has no box)."""
+    mode = m.get("mode", "tiled")
+    common = (m.get("swizzle", "none"), m.get("oob_fill", "zero"), m.get("element_strides"))
+    if mode == "tiled":
+        return TensorMap(addr, elem, m["dims"], m["strides"], m["box"], *common)
+    if mode != "im2col" or "box" in m:
+        raise KernelError(f"{kernel}: tensor map {j} of mode {mode!r}"
+                          + (" with a box" if "box" in m else ""))
+    return TensorMap(addr, elem, m["dims"], m["strides"], (), *common, mode="im2col",
+                     lower_corner=m["lower_corner"], upper_corner=m["upper_corner"],
+                     channels_per_pixel=m["channels_per_pixel"],
+                     pixels_per_column=m["pixels_per_column"])
+
+
 class Module:
     """The kernels of a generic-form module text."""
 
@@ -110,10 +127,7 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
                         raise KernelError(f"{k['name']}: tensor map {j} reaches past buffer "
                                           f"{m['buffer']}")
                     mid = len(mem.tensor_maps)
-                    mem.tensor_maps[mid] = TensorMap(
-                        gbuf.addr + off, elem, m["dims"], m["strides"], m["box"],
-                        m.get("swizzle", "none"), m.get("oob_fill", "zero"),
-                        m.get("element_strides"))
+                    mem.tensor_maps[mid] = tensor_map(k["name"], j, m, gbuf.addr + off, elem)
                     tag = TMAP_MAGIC + mid.to_bytes(4, "little")
                     mb.data[128 * j:128 * j + 16] = np.frombuffer(tag, np.uint8)
                 if not isinstance(t, MemRef):

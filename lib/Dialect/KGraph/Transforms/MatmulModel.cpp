@@ -245,7 +245,8 @@ static constexpr double kIterationOverhead = 16;
 /// ResNet-50 layers with K >= 1152 ran 10-40% faster with tile_k = 64 than
 /// with the 16-32 the GEMM overhead picked (bench/RESULTS.md, conv2d
 /// variants). Only measured for tensor-core kernels, so SIMT (fma) convs keep
-/// the GEMM figure.
+/// the GEMM figure. With copy = tma the gather is TMA's (im2col boxes issued
+/// by the producer warpgroup): its consumers pay the GEMM figure.
 static constexpr double kConvIterationOverhead = 64;
 /// Global-memory bytes per clock that one resident warp's epilogue moves
 /// (result stores, residual and bias loads), and the most an SM's epilogues
@@ -311,8 +312,9 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   // slower than tile_k 32 at equal math and traffic (session 8 database).
   e.overheadCycles =
       blocks * double(kIters) *
-      (p.contiguousRunA && t.kind != MmaKind::fma ? kConvIterationOverhead
-                                                  : kIterationOverhead) /
+      (p.contiguousRunA && t.kind != MmaKind::fma && t.copy != CopyKind::tma
+           ? kConvIterationOverhead
+           : kIterationOverhead) /
       numSMs;
 
   double stageBytes = double(t.tileM * t.tileK + t.tileK * t.tileN) * eb;

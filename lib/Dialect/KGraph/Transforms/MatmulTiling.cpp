@@ -132,6 +132,57 @@ std::string kgraph::getWgmmaConfigError(MatmulConfigAttr config,
   return wgmmaError(Tiling::fromAttr(config), transposeA, transposeB);
 }
 
+bool kgraph::usesTmaIm2col(const MatmulProblem &p) {
+  return p.conv && !p.conv->isPlainGemm();
+}
+
+TmaIm2colCorners kgraph::getTmaIm2colCorners(const ConvGeometry &g) {
+  TmaIm2colCorners c;
+  c.lowerW = -g.padLeft;
+  c.lowerH = -g.padTop;
+  c.upperW = (g.outW - 1) * g.strideW + 1 - g.width - g.padLeft;
+  c.upperH = (g.outH - 1) * g.strideH + 1 - g.height - g.padTop;
+  return c;
+}
+
+/// Why TMA's im2col mode cannot gather the input of `p`'s conv2d with
+/// `config`, or an empty string. A 4-D im2col map (cuTensorMapEncodeIm2col)
+/// takes corners in [-128, 127], traversal strides up to 8 and boxes of up
+/// to 256 pixels here; the instruction's i16 filter-tap offsets are kept in
+/// the corners' range.
+static std::string im2colError(MatmulConfigAttr config, const MatmulProblem &p) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  const ConvGeometry &g = *p.conv;
+  constexpr int64_t kLow = -128, kHigh = 127, kMaxStride = 8;
+  TmaIm2colCorners c = getTmaIm2colCorners(g);
+  auto outside = [&](int64_t v) { return v < kLow || v > kHigh; };
+  int64_t tk = config.getTileK();
+  if (g.channelsPerGroup() % tk != 0)
+    os << "copy = tma loads a conv2d's input one filter tap at a time (TMA's "
+          "im2col mode): tile_k "
+       << tk << " must divide its " << g.channelsPerGroup() << " channels";
+  else if (config.getTileM() > kTmaMaxBoxRows)
+    os << "copy = tma gathers a conv2d's input in boxes of at most "
+       << kTmaMaxBoxRows << " pixels (TMA's im2col mode); tile_m is "
+       << config.getTileM();
+  else if (g.strideH > kMaxStride || g.strideW > kMaxStride)
+    os << "copy = tma walks a conv2d's input with its strides (TMA's im2col "
+          "mode), at most "
+       << kMaxStride << "; the strides are " << g.strideH << "x" << g.strideW;
+  else if (outside(c.lowerW) || outside(c.lowerH) || outside(c.upperW) ||
+           outside(c.upperH) ||
+           outside((g.kernelH - 1) * g.dilationH) ||
+           outside((g.kernelW - 1) * g.dilationW))
+    os << "copy = tma gathers a conv2d's input through an im2col tensor map, "
+          "whose corners and filter offsets lie in ["
+       << kLow << ", " << kHigh << "]; this conv2d needs corners ["
+       << c.lowerW << ", " << c.lowerH << "] to [" << c.upperW << ", "
+       << c.upperH << "] and offsets up to [" << (g.kernelW - 1) * g.dilationW
+       << ", " << (g.kernelH - 1) * g.dilationH << "]";
+  return msg;
+}
+
 std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
                                       const MatmulProblem &p,
                                       const SMTarget &target) {
@@ -156,9 +207,12 @@ std::string kgraph::getTmaConfigError(MatmulConfigAttr config,
            !info || !info->tensorMapDataType)
     os << "copy = tma has no tensor-map data type for '" << p.operandType
        << "' operands";
-  else if (p.contiguousRunA != 0)
-    os << "copy = tma loads plain matrices only, not the im2col gather of a "
-          "conv2d";
+  else if (p.conv && (!p.conv->nhwc || p.conv->groups != 1))
+    os << "copy = tma loads a conv2d's input only in nhwc layout with one "
+          "group (TMA's im2col mode gathers whole pixels)";
+  else if (std::string why = usesTmaIm2col(p) ? im2colError(config, p) : "";
+           !why.empty())
+    os << why;
   else if (p.stagedInRegisters)
     os << "copy = tma cannot load an operand with a prologue (cast or "
           "scale): TMA copies bytes unchanged";
@@ -382,8 +436,20 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
             for (int64_t s = 1; s <= std::min(maxStages + 1, kIters); ++s) {
               w.stages = s;
               MatmulEstimate e = estimateTiling(w, p, target);
-              if (e.occupancy.blocksPerSM != 0)
-                candidates.push_back({w, e});
+              if (e.occupancy.blocksPerSM == 0)
+                continue;
+              // A conv2d's TMA block gathers its input by im2col boxes:
+              // its iterations carry no gather overhead (MatmulModel.cpp).
+              Tiling v = w;
+              if (p.conv && usesTma(v, e, p, target, ctx)) {
+                v.copy = CopyKind::tma;
+                if (MatmulEstimate te = estimateTiling(v, p, target);
+                    te.occupancy.blocksPerSM != 0)
+                  e = te;
+                else
+                  v.copy = CopyKind::cp_async;
+              }
+              candidates.push_back({v, e});
             }
           }
   }

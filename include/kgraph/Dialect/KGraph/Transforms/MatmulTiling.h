@@ -134,12 +134,32 @@ std::string getWgmmaConfigError(MatmulConfigAttr config, bool transposeA,
 /// Rows of one TMA box at most (cuTensorMapEncodeTiled's box limit).
 inline constexpr int64_t kTmaMaxBoxRows = 256;
 
+/// Whether copy = tma loads `p`'s A with TMA's im2col mode: a conv2d that
+/// is not a plain GEMM (getTmaConfigError admits only nhwc, one group). A
+/// 1x1, stride-1, unpadded nhwc conv2d's A is the input as an [N*H*W][C]
+/// matrix and takes tiled maps like a matmul.
+bool usesTmaIm2col(const MatmulProblem &p);
+
+/// The corners of TMA's im2col bounding box (cuTensorMapEncodeIm2col's
+/// pixelBoxLowerCorner / UpperCorner, W first) for a conv2d: the window
+/// origins of the output pixels, [-pad, (out - 1) * stride + 1 - in - pad)
+/// relative to [0, in), so that the walk with the conv's strides visits
+/// exactly the output's OW x OH positions per image.
+struct TmaIm2colCorners {
+  int64_t lowerW = 0, lowerH = 0, upperW = 0, upperH = 0;
+};
+TmaIm2colCorners getTmaIm2colCorners(const ConvGeometry &g);
+
 /// Why kgraph's TMA pipeline (copy = tma) cannot load the operands of `p`
 /// with `config` on `target`, or an empty string (also for copy = cp_async):
-/// it needs the target's TMA, instruction = wgmma, plain matrices (no conv2d
-/// im2col gather), no prologue, operand rows whose byte length is a multiple
-/// of 16 (the tensor map's global strides), dimensions below 2^31 and
-/// stored tile rows that split into boxes of at most 256 rows.
+/// it needs the target's TMA, instruction = wgmma, plain matrices or an
+/// nhwc conv2d of one group (its input through TMA's im2col mode, one filter
+/// tap and tile_k channels per k tile: tile_k must divide the channels, the
+/// box is at most 256 pixels, padding, strides and dilated filter extents
+/// within the tensor map's ranges), no prologue, operand rows whose byte
+/// length is a multiple of 16 (the tensor map's global strides), dimensions
+/// below 2^31 and stored tile rows that split into boxes of at most 256
+/// rows.
 std::string getTmaConfigError(MatmulConfigAttr config, const MatmulProblem &p,
                               const SMTarget &target);
 
