@@ -188,6 +188,26 @@ MUTATIONS = [
         "stage parity: the TMA pipeline's mbarrier waits use the parity of "
         "k tile kt instead of its round kt / stages"),
     Mutation(
+        "im2col_offsets_swapped", D + "TmaPipeline.cpp",
+        "          i16(l.mul(l.rem(tap, g.kernelW), g.dilationW)),\n"
+        "          i16(l.mul(l.div(tap, g.kernelW), g.dilationH))};\n",
+        "          i16(l.mul(l.div(tap, g.kernelW), g.dilationH)),\n"
+        "          i16(l.mul(l.rem(tap, g.kernelW), g.dilationW))};\n",
+        "TMA im2col: the filter tap's offsets go in (h, w) order instead of "
+        "the instruction's innermost-first (w, h)"),
+    Mutation(
+        "im2col_origin_unpadded", D + "TmaPipeline.cpp",
+        "      im2colW = origin(ow, g.strideW, g.padLeft);\n",
+        "      im2colW = origin(ow, g.strideW, 0);\n",
+        "TMA im2col: the walk starts at the output pixel's column times the "
+        "stride, without the left padding"),
+    Mutation(
+        "im2col_channel_box", D + "TmaPipeline.cpp",
+        "        SmallVector<Value> coords = {toI32(l, l.add(c0, j * boxesA.boxCols)),\n",
+        "        SmallVector<Value> coords = {toI32(l, c0),\n",
+        "TMA im2col: every 64-channel box of a k tile loads the tile's first "
+        "64 channels"),
+    Mutation(
         "cp_async_stage", D + "MatmulMainLoop.cpp",
         "          loadTiles(ib, imb.rem(next, stages), next);\n",
         "          loadTiles(ib, imb.rem(kt, stages), next);\n",
