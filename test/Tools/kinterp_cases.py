@@ -284,6 +284,8 @@ def _tf32(x):
 gemm("mm_f16_37x45x40_bias_res", 37, 45, 40, "f16", bias=True, residual=True)
 gemm("mm_f32_37x45x40_bias", 37, 45, 40, "f32", bias=True)
 gemm("mm_bf16_33x17x24_relu", 33, 17, 24, "bf16", acc="f32", relu=True)
+# relu(x + bias) against relu(x) + bias: the epilogue's order, per target.
+gemm("mm_f16_45x40x56_bias_relu", 45, 40, 56, "f16", acc="f32", bias=True, relu=True)
 gemm("mm_f16_f32acc_tn_37x48x40", 37, 48, 40, "f16", acc="f32", ta=True)
 gemm("mm_f16_nt_20x24x56_bias", 20, 24, 56, "f16", tb=True, bias=True)
 gemm("bmm_f32_2x19x13x11", 19, 13, 11, "f32", batch=2)
@@ -325,6 +327,8 @@ gemm("mm_f16_tma3_100x72x328_bias_res", 100, 72, 328, "f16", acc="f32", bias=Tru
 gemm("mm_bf16_tma3_tt_72x64x200", 72, 64, 200, "bf16", acc="f32", ta=True, tb=True,
      config=TMA3, targets=["sm_90a"])
 gemm("bmm_f16_tma3_2x40x64x72", 40, 64, 72, "f16", acc="f32", batch=2, config=TMA3,
+     targets=["sm_90a"])
+gemm("mm_f16_tma3_130x64x72_bias_relu", 130, 64, 72, "f16", bias=True, relu=True, config=TMA3,
      targets=["sm_90a"])
 
 
