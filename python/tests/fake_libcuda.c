@@ -457,32 +457,32 @@ CUresult cuMemsetD8_v2(uint64_t dst, unsigned char v, size_t n) {
 static char mapLog[MAX_MAPS][512];
 static int numMaps;
 
-// Logs every argument; the "map" is the global address followed by the
-// dims (enough for a test to see which map a kernel received).
-CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
-                                void *addr, const uint64_t *dims,
-                                const uint64_t *strides, const uint32_t *box,
-                                const uint32_t *estrides, int interleave,
-                                int swizzle, int l2, int oob) {
-  if (!map || rank < 1 || rank > 5 || ((uintptr_t)addr % 16)) return 1;
-  char buf[512];
-  int n = snprintf(buf, sizeof buf, "dtype=%d rank=%u addr=%#llx dims=", dtype,
-                   rank, (unsigned long long)(uintptr_t)addr);
-  for (uint32_t i = 0; i < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
-                  (unsigned long long)dims[i]);
-  n += snprintf(buf + n, sizeof buf - n, " strides=");
-  for (uint32_t i = 0; i + 1 < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
-                  (unsigned long long)strides[i]);
-  n += snprintf(buf + n, sizeof buf - n, " box=");
-  for (uint32_t i = 0; i < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", box[i]);
-  n += snprintf(buf + n, sizeof buf - n, " estrides=");
-  for (uint32_t i = 0; i < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", estrides[i]);
-  snprintf(buf + n, sizeof buf - n, " interleave=%d swizzle=%d l2=%d oob=%d",
-           interleave, swizzle, l2, oob);
+// Appends " name=v0,v1,..." (n values) to buf at *at.
+static void logU64s(char *buf, int *at, const char *name, const uint64_t *v,
+                    uint32_t n) {
+  *at += snprintf(buf + *at, 512 - *at, " %s=", name);
+  for (uint32_t i = 0; i < n; ++i)
+    *at += snprintf(buf + *at, 512 - *at, "%s%llu", i ? "," : "",
+                    (unsigned long long)v[i]);
+}
+static void logU32s(char *buf, int *at, const char *name, const uint32_t *v,
+                    uint32_t n) {
+  *at += snprintf(buf + *at, 512 - *at, " %s=", name);
+  for (uint32_t i = 0; i < n; ++i)
+    *at += snprintf(buf + *at, 512 - *at, "%s%u", i ? "," : "", v[i]);
+}
+static void logInts(char *buf, int *at, const char *name, const int *v,
+                    uint32_t n) {
+  *at += snprintf(buf + *at, 512 - *at, " %s=", name);
+  for (uint32_t i = 0; i < n; ++i)
+    *at += snprintf(buf + *at, 512 - *at, "%s%d", i ? "," : "", v[i]);
+}
+
+// Keeps the log line of one encoded map and writes the fake "map": the
+// global address followed by the dims (enough for a test to see which map a
+// kernel received).
+static void recordMap(const char *buf, void *map, void *addr,
+                      const uint64_t *dims, uint32_t rank) {
   if (numMaps < MAX_MAPS)
     snprintf(mapLog[numMaps], 512, "%s", buf);
   ++numMaps;
@@ -490,6 +490,25 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
   memset(words, 0, 128);
   words[0] = (uint64_t)(uintptr_t)addr;
   for (uint32_t i = 0; i < rank; ++i) words[1 + i] = dims[i];
+}
+
+// Logs every argument.
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
+                                void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *estrides, int interleave,
+                                int swizzle, int l2, int oob) {
+  if (!map || rank < 1 || rank > 5 || ((uintptr_t)addr % 16)) return 1;
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "dtype=%d rank=%u addr=%#llx", dtype,
+                   rank, (unsigned long long)(uintptr_t)addr);
+  logU64s(buf, &n, "dims", dims, rank);
+  logU64s(buf, &n, "strides", strides, rank - 1);
+  logU32s(buf, &n, "box", box, rank);
+  logU32s(buf, &n, "estrides", estrides, rank);
+  snprintf(buf + n, sizeof buf - n, " interleave=%d swizzle=%d l2=%d oob=%d",
+           interleave, swizzle, l2, oob);
+  recordMap(buf, map, addr, dims, rank);
   return 0;
 }
 
@@ -504,34 +523,18 @@ CUresult cuTensorMapEncodeIm2col(void *map, int dtype, uint32_t rank,
                                  int oob) {
   if (!map || rank < 3 || rank > 5 || ((uintptr_t)addr % 16)) return 1;
   char buf[512];
-  int n = snprintf(buf, sizeof buf, "im2col dtype=%d rank=%u addr=%#llx dims=",
+  int n = snprintf(buf, sizeof buf, "im2col dtype=%d rank=%u addr=%#llx",
                    dtype, rank, (unsigned long long)(uintptr_t)addr);
-  for (uint32_t i = 0; i < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
-                  (unsigned long long)dims[i]);
-  n += snprintf(buf + n, sizeof buf - n, " strides=");
-  for (uint32_t i = 0; i + 1 < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%llu", i ? "," : "",
-                  (unsigned long long)strides[i]);
-  n += snprintf(buf + n, sizeof buf - n, " lower=");
-  for (uint32_t i = 0; i + 2 < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%d", i ? "," : "", lower[i]);
-  n += snprintf(buf + n, sizeof buf - n, " upper=");
-  for (uint32_t i = 0; i + 2 < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%d", i ? "," : "", upper[i]);
-  n += snprintf(buf + n, sizeof buf - n, " channels=%u pixels=%u estrides=",
-                channels, pixels);
-  for (uint32_t i = 0; i < rank; ++i)
-    n += snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", estrides[i]);
+  logU64s(buf, &n, "dims", dims, rank);
+  logU64s(buf, &n, "strides", strides, rank - 1);
+  logInts(buf, &n, "lower", lower, rank - 2);
+  logInts(buf, &n, "upper", upper, rank - 2);
+  n += snprintf(buf + n, sizeof buf - n, " channels=%u pixels=%u", channels,
+                pixels);
+  logU32s(buf, &n, "estrides", estrides, rank);
   snprintf(buf + n, sizeof buf - n, " interleave=%d swizzle=%d l2=%d oob=%d",
            interleave, swizzle, l2, oob);
-  if (numMaps < MAX_MAPS)
-    snprintf(mapLog[numMaps], 512, "%s", buf);
-  ++numMaps;
-  uint64_t *words = (uint64_t *)map;
-  memset(words, 0, 128);
-  words[0] = (uint64_t)(uintptr_t)addr;
-  for (uint32_t i = 0; i < rank; ++i) words[1 + i] = dims[i];
+  recordMap(buf, map, addr, dims, rank);
   return 0;
 }
 
