@@ -22,6 +22,9 @@
 # Environment: KGRAPH_TEST_SEED (reuse a seed), KGRAPH_MEMCHECK_SUBSET
 # (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1,
 # KGRAPH_SKIP_TESTS=1 (benchmarks only), KGRAPH_SKIP_TARGETS=1,
+# KGRAPH_SKIP_MAIN_TESTS=1 (the sm_90a tests and memcheck skipped, the other
+# targets run: with KGRAPH_SKIP_TARGETS=1 in the call before, the whole
+# check in two device calls of at most 10 minutes),
 # KGRAPH_BENCH_MATMUL_ARGS (extra arguments of bench/bench_matmul.py, e.g.
 # "--kinds f16 --shapes ^4096"), KGRAPH_BENCH_CONV_ARGS (extra arguments of
 # bench/bench_conv.py, e.g. "--kinds f16_nhwc"), KGRAPH_BENCH_GRAPHS_ARGS
@@ -110,7 +113,7 @@ fuzz_seed=-; tests_time=0
 mc_status="skipped"; mc_errors="-"; mc_rc=0; mc_time=0
 # KGRAPH_SKIP_TESTS=1: the benchmarks alone (a second call after a
 # correctness-only one, KGRAPH_SKIP_BENCH=1, where one call is too short).
-if [ "${KGRAPH_SKIP_TESTS:-0}" != 1 ]; then
+if [ "${KGRAPH_SKIP_TESTS:-0}" != 1 ] && [ "${KGRAPH_SKIP_MAIN_TESTS:-0}" != 1 ]; then
 echo
 echo "== correctness tests (pytest test/GPU)"
 start=$SECONDS
@@ -360,7 +363,7 @@ for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$ot_rc" "$bench_rc" "$mm_rc" "$cv
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
-[ "${t_pass:-0}" -eq 0 ] && [ "${KGRAPH_SKIP_TESTS:-0}" != 1 ] && fail=1
+[ "${t_pass:-0}" -eq 0 ] && [ "${KGRAPH_SKIP_TESTS:-0}" != 1 ] && [ "${KGRAPH_SKIP_MAIN_TESTS:-0}" != 1 ] && fail=1
 [ "${t_skip:-0}" -ne 0 ] && fail=1
 [ "${KGRAPH_STRICT:-0}" = 1 ] && [ "${t_unsup:-0}" -ne 0 ] && fail=1
 
