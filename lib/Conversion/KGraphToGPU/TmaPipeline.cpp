@@ -111,7 +111,8 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
     assert(info && info->tensorMapDataType &&
            "TMA operands without a tensor-map data type");
     fields.append("dtype", b.getStringAttr(info->planName));
-    if (isA && usesTmaIm2col(p)) {
+    bool im2col = isA && usesTmaIm2col(p);
+    if (im2col) {
       // The nhwc input as [N][H][W][C] (innermost first), walked by TMA's
       // im2col mode: a box is tile_m output pixels (window origins inside
       // the corners, stepped by the strides) x 64 channels of one tap.
@@ -121,8 +122,6 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
       strides = {g.channels * eb, g.width * g.channels * eb,
                  g.height * g.width * g.channels * eb};
       fields.append("mode", b.getStringAttr("im2col"));
-      fields.append("dims", b.getI64ArrayAttr(dims));
-      fields.append("strides", b.getI64ArrayAttr(strides));
       fields.append("lower_corner", b.getI64ArrayAttr({c.lowerW, c.lowerH}));
       fields.append("upper_corner", b.getI64ArrayAttr({c.upperW, c.upperH}));
       fields.append("channels_per_pixel", b.getI64IntegerAttr(boxes.boxCols));
@@ -130,10 +129,10 @@ ArrayAttr kgraph::detail::getTmaMapsAttr(MLIRContext *ctx,
       fields.append("element_strides",
                     b.getI64ArrayAttr({1, g.strideW, g.strideH, 1}));
     } else {
-      fields.append("dims", b.getI64ArrayAttr(dims));
-      fields.append("strides", b.getI64ArrayAttr(strides));
       fields.append("box", b.getI64ArrayAttr(box));
     }
+    fields.append("dims", b.getI64ArrayAttr(dims));
+    fields.append("strides", b.getI64ArrayAttr(strides));
     fields.append("swizzle", b.getStringAttr("128B"));
     fields.append("interleave", b.getStringAttr("none"));
     fields.append("l2_promotion", b.getStringAttr("256B"));
@@ -315,6 +314,20 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
         lb, loc, Type(), full, i32(lb, bytesA + bytesB),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
     Value kBase = l.mul(kt, tk);
+    // A box's destination, byte `offset` of `stageBase`: a shared::cta
+    // address is this CTA's shared::cluster address.
+    auto boxDst = [&](Value stageBase, int64_t offset) -> Value {
+      return LLVM::AddrSpaceCastOp::create(
+          lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),
+          toPointer(l, l.add(stageBase, offset), kShared));
+    };
+    // One box load completing on full[stage].
+    auto copyBox = [&](Value dst, Value map, ArrayRef<Value> coords,
+                       ArrayRef<Value> offsets, NVVM::TMALoadMode mode) {
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          lb, loc, dst, map, coords, full, offsets, Value(), Value(), mode,
+          /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+    };
     if (usesTmaIm2col(p)) {
       // A k tile is tile_k channels of one filter tap (tile_k divides C):
       // k = (r * KW + s) * C + c. Each 64-channel block is one im2col box
@@ -332,16 +345,10 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
           i16(l.mul(l.div(tap, g.kernelW), g.dilationH))};
       Value stageBase = l.add(aBase, l.mul(stage, bytesA));
       for (int64_t j = 0; j * boxesA.boxCols < boxesA.cols; ++j) {
-        int64_t offset = j * boxesA.rows * kSwizzleRowBytes;
-        Value dst = LLVM::AddrSpaceCastOp::create(
-            lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),
-            toPointer(l, l.add(stageBase, offset), kShared));
+        Value dst = boxDst(stageBase, j * boxesA.rows * kSwizzleRowBytes);
         SmallVector<Value> coords = {toI32(l, l.add(c0, j * boxesA.boxCols)),
                                      im2colW, im2colH, im2colN};
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            lb, loc, dst, mapA, coords, full, offsets, Value(), Value(),
-            NVVM::TMALoadMode::IM2COL, /*isCTAOnly=*/false,
-            NVVM::CTAGroupKindAttr(), Value());
+        copyBox(dst, mapA, coords, offsets, NVVM::TMALoadMode::IM2COL);
       }
     }
     auto issue = [&](bool isA, Value map, Value tileBase,
@@ -359,18 +366,12 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
       for (int64_t c0 = 0; c0 < boxes.cols; c0 += boxes.boxCols)
         for (int64_t r0 = 0; r0 < boxes.rows; r0 += boxes.boxRows) {
           int64_t offset = ((c0 / kSwizzleBlockCols) * boxes.rows + r0) * kSwizzleRowBytes;
-          // A shared::cta address is this CTA's shared::cluster address.
-          Value dst = LLVM::AddrSpaceCastOp::create(
-              lb, loc, LLVM::LLVMPointerType::get(lb.getContext(), 7),
-              toPointer(l, l.add(stageBase, offset), kShared));
+          Value dst = boxDst(stageBase, offset);
           SmallVector<Value> coords = {toI32(l, l.add(originCol, c0)),
                                        toI32(l, l.add(originRow, r0))};
           if (p.batch > 1)
             coords.push_back(toI32(l, in.batch));
-          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-              lb, loc, dst, map, coords, full, ValueRange{}, Value(), Value(),
-              NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-              NVVM::CTAGroupKindAttr(), Value());
+          copyBox(dst, map, coords, {}, NVVM::TMALoadMode::TILE);
         }
     };
     if (!usesTmaIm2col(p))
