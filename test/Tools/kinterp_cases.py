@@ -431,3 +431,20 @@ add("pool_max_neg_nhwc_f16",
     [([1, 7, 9, 3], "f16", -3.0, -0.5)],
     lambda x: F.max_pool2d(F.pad(x.permute(0, 3, 1, 2), (1, 1, 1, 1), value=-math.inf), 3, 2).permute(0, 2, 3, 1),
     (0.0, 0.0))
+# An integer conv2d of stencil shape (same size, <= 4 channels) is an
+# implicit GEMM, not a stencil op (fuzz graph 20261201-88733): the stencil
+# emitter computes floats. Its abs feeds an integer max pool.
+add("conv_i8_stencil_shape_abs_pool_max_nhwc",
+    f"func.func @main(%x: {t([1, 12, 9, 4], 'i8')}, %w: {t([2, 2, 3, 4], 'i8')}) -> {t([1, 6, 6, 2], 'i32')} {{\n"
+    f"  %y = kgraph.conv2d %x, %w layout = nhwc strides = [1, 1] padding = [0, 1, 0, 2] dilations = [1, 1] : "
+    f"{t([1, 12, 9, 4], 'i8')}, {t([2, 2, 3, 4], 'i8')} -> {t([1, 12, 9, 2], 'i32')}\n"
+    f"  %a = kgraph.abs %y : {t([1, 12, 9, 2], 'i32')}\n"
+    f"  %p = kgraph.pool2d max %a kernel = [2, 3] strides = [2, 2] padding = [0, 0, 2, 2] layout = nhwc : {t([1, 12, 9, 2], 'i32')}\n"
+    f"  return %p : {t([1, 6, 6, 2], 'i32')}\n}}\n",
+    [([1, 12, 9, 4], "i8", -128, 127), ([2, 2, 3, 4], "i8", -128, 127)],
+    # float64 is exact for these sums; every pooling window holds a real
+    # element and abs is >= 0, so padding the pool with 0 is exact too.
+    lambda x, w: F.max_pool2d(F.pad(F.conv2d(F.pad(x.double().permute(0, 3, 1, 2), (0, 2, 0, 1)),
+                                            w.double().permute(0, 3, 1, 2)).abs(), (2, 2, 0, 0)),
+                              (2, 3), 2).permute(0, 2, 3, 1).long(),
+    (0.0, 0.0))

@@ -114,3 +114,19 @@ func.func @deep_k_nhwc_f16(%x: tensor<64x14x14x256xf16>, %w: tensor<256x3x3x256x
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x14x14x256xf16>, tensor<256x3x3x256xf16> -> tensor<64x14x14x256xf16>
   return %0 : tensor<64x14x14x256xf16>
 }
+
+// -----
+
+// An integer conv2d of stencil shape (same size, <= 4 channels) is an
+// implicit GEMM: the stencil emitter computes floats (fuzz graph
+// 20261201-88733 was a stencil group the tiler then rejected).
+// CHECK-LABEL: func @int_stencil_shape(
+// CHECK: kgraph.fused gemm
+// CHECK-SAME: kgraph.config = #kgraph.matmul_config<
+// SM80-LABEL: func @int_stencil_shape(
+// SM80: kgraph.fused gemm
+// SM80-SAME: kgraph.config = #kgraph.matmul_config<
+func.func @int_stencil_shape(%x: tensor<1x48x33x4xi8>, %w: tensor<2x2x3x4xi8>) -> tensor<1x48x33x2xi32> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc padding = [0, 1, 0, 2] : tensor<1x48x33x4xi8>, tensor<2x2x3x4xi8> -> tensor<1x48x33x2xi32>
+  return %0 : tensor<1x48x33x2xi32>
+}

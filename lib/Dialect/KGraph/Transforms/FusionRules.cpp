@@ -91,6 +91,11 @@ bool kgraph::isStencilOp(Operation *op, std::string *whyNot) {
       return fail("conv2d has dilations other than 1");
     if (conv.getGroups() != 1)
       return fail("conv2d has " + Twine(conv.getGroups()) + " groups");
+    // The stencil emitter computes in f32; an integer conv2d is an implicit
+    // GEMM (integer MMA or the SIMT path).
+    if (!llvm::isa<FloatType>(getElementTypeOrSelf(conv.getInput())) ||
+        !llvm::isa<FloatType>(getElementTypeOrSelf(conv.getResult())))
+      return fail("conv2d computes integers");
     return windowed(conv.getInput(), conv.getResult(), conv.getStrides(),
                     conv.getLayout(), kh, kw, "conv2d");
   }

@@ -24,6 +24,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,21 +60,6 @@ static std::pair<int64_t, int64_t> getConvKernel(Conv2dOp conv) {
   return {f[2], f[3]};
 }
 
-bool kgraph::isStencilConv(Conv2dOp op) {
-  auto in = op.getInput().getType(), out = op.getResult().getType();
-  if (!llvm::isa<FloatType>(in.getElementType()) ||
-      !llvm::isa<FloatType>(out.getElementType()))
-    return false;
-  if (in.getRank() != 4 || out.getRank() != 4)
-    return false;
-  Dims4 i = getDims(in, op.getLayout()), o = getDims(out, op.getLayout());
-  auto [kh, kw] = getConvKernel(op);
-  return llvm::equal(op.getStrides(), ArrayRef<int64_t>{1, 1}) &&
-         llvm::equal(op.getDilations(), ArrayRef<int64_t>{1, 1}) &&
-         op.getGroups() == 1 && i.h == o.h && i.w == o.w && kh <= 7 &&
-         kw <= 7 && i.c <= 4 && o.c <= 4;
-}
-
 /// The pool2d of a group whose body is that op and the yield of its result.
 static Pool2dOp getLonePool(FusedOp group) {
   Block &body = group.getBody().front();
@@ -91,9 +77,8 @@ bool kgraph::isStencilGroup(FusedOp group) {
   // implicit GEMM; any pool2d or stencil conv2d makes a stencil group
   // (checkStencilGroup says why it is not a valid one).
   for (Operation &op : group.getBody().front().without_terminator()) {
-    if (auto conv = llvm::dyn_cast<Conv2dOp>(op))
-      if (isStencilConv(conv))
-        return true;
+    if (llvm::isa<Conv2dOp>(op) && isStencilOp(&op))
+      return true;
     if (llvm::isa<Pool2dOp>(op))
       return true;
   }

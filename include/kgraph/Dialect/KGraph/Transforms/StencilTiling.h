@@ -56,13 +56,8 @@ struct StencilPlan {
   int64_t gridX = 1, gridY = 1, gridZ = 1;
 };
 
-/// True if `op` is a conv2d the stencil emitter computes: float, stride and
-/// dilation 1, one group, output size equal to input size, filter <= 7x7,
-/// at most 4 input and output channels.
-bool isStencilConv(Conv2dOp op);
-
 /// True if `group` should be compiled by the stencil emitter: it contains a
-/// kgraph.pool2d or a stencil conv2d, and is not a lone non-stencil conv2d.
+/// kgraph.pool2d or a stencil conv2d (isStencilOp), and is not a lone non-stencil conv2d.
 bool isStencilGroup(FusedOp group);
 
 /// Checks `group` against the stencil-group contract; emits a diagnostic on
