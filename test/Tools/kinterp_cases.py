@@ -448,3 +448,87 @@ add("conv_i8_stencil_shape_abs_pool_max_nhwc",
                                             w.double().permute(0, 3, 1, 2)).abs(), (2, 2, 0, 0)),
                               (2, 3), 2).permute(0, 2, 3, 1).long(),
     (0.0, 0.0))
+
+
+# ---- window kernels: channels-last pools and depthwise/grouped conv2d ------------------------
+
+def nchw(x):
+    return x.permute(0, 3, 1, 2)
+
+
+def nhwc(x):
+    return x.permute(0, 2, 3, 1)
+
+
+def pool_nhwc(name, kind, shape, dt, kernel, stride, pad, lo=-1.0, hi=1.0, relu=False,
+              targets=TARGETS):
+    """A channels-last pool2d (ragged everything: the window kernel's case),
+    optionally with a relu consumer."""
+    n, h, w, c = shape
+    oh = (h + pad[0] + pad[1] - kernel[0]) // stride[0] + 1
+    ow = (w + pad[2] + pad[3] - kernel[1]) // stride[1] + 1
+    out = [n, oh, ow, c]
+    lines = (f"  %y = kgraph.pool2d {kind} %x kernel = [{kernel[0]}, {kernel[1]}] strides = "
+             f"[{stride[0]}, {stride[1]}] padding = [{', '.join(map(str, pad))}] layout = nhwc : "
+             f"{t(shape, dt)}\n")
+    res = "%y"
+    if relu:
+        lines += f"  %r = kgraph.relu %y : {t(out, dt)}\n"
+        res = "%r"
+    text = f"func.func @main(%x: {t(shape, dt)}) -> {t(out, dt)} {{\n{lines}  return {res} : {t(out, dt)}\n}}\n"
+    integer = dt in ("i8", "i32")
+
+    def ref(x):
+        xp = nchw(x.double())
+        if kind == "max":
+            y = F.max_pool2d(F.pad(xp, (pad[2], pad[3], pad[0], pad[1]), value=-math.inf),
+                             kernel, stride)
+        else:
+            ones = torch.ones_like(xp)
+            s = F.avg_pool2d(F.pad(xp, (pad[2], pad[3], pad[0], pad[1])), kernel, stride,
+                             divisor_override=1)
+            cnt = F.avg_pool2d(F.pad(ones, (pad[2], pad[3], pad[0], pad[1])), kernel, stride,
+                               divisor_override=1)
+            y = s / cnt
+        y = nhwc(y)
+        if integer:
+            y = y.long()
+        else:
+            y = rnd(y, dt)
+        return torch.relu(y) if relu else y
+    tol = (0.0, 0.0) if integer or kind == "max" else (2 * U[dt], 1e-7)
+    add(name, text, [(shape, dt, lo, hi)], ref, tol, targets=targets)
+
+
+# Max over all-negative windows (a start value of 0 would win), ragged
+# pixel counts, channel counts that leave W = 8, 4, 2 and 1.
+pool_nhwc("window_pool_max_neg_f16_2x13x21x64_k3s2p1", "max", [2, 13, 21, 64], "f16",
+          (3, 3), (2, 2), (1, 1, 1, 1), lo=-3.0, hi=-0.5)
+pool_nhwc("window_pool_max_f32_1x9x7x12_k3s2p1_relu", "max", [1, 9, 7, 12], "f32",
+          (3, 3), (2, 2), (1, 1, 1, 1), relu=True)
+pool_nhwc("window_pool_avg_bf16_2x7x8x40_k3s2p1", "avg", [2, 7, 8, 40], "bf16",
+          (3, 3), (2, 2), (1, 1, 1, 1))
+pool_nhwc("window_pool_avg_f16_1x5x6x10_k2s3p02", "avg", [1, 5, 6, 10], "f16",
+          (2, 3), (3, 3), (0, 1, 2, 2))
+pool_nhwc("window_pool_max_i8_2x6x5x7_k3s1p1", "max", [2, 6, 5, 7], "i8",
+          (3, 3), (1, 1), (1, 1, 1, 1), lo=-128, hi=127)
+# A window too large to unroll (12x12 taps loop over rows).
+pool_nhwc("window_pool_avg_f32_1x12x12x8_k12_global", "avg", [1, 12, 12, 8], "f32",
+          (12, 12), (1, 1), (0, 0, 0, 0))
+# Depthwise (groups = C) with bias + relu, stride and dilation; grouped
+# convs with 2 input channels per group (uniform loads) and with 2 output
+# channels per group (gathered loads); an i8 depthwise conv to i32.
+conv("window_dw_nhwc_f16_2x9x11x24_k3p1_bias", 2, 24, 9, 11, 24, 3, 3, "nhwc", "f16",
+     pad=(1, 1, 1, 1), groups=24, bias=True)
+conv("window_dw_nhwc_f32_1x10x9x8_k3s2d2p2", 1, 8, 10, 9, 8, 3, 3, "nhwc", "f32",
+     stride=(2, 2), dil=(2, 2), pad=(2, 1, 2, 0), groups=8)
+conv("window_grouped_nhwc_bf16_1x7x6x16_f8_g8", 1, 16, 7, 6, 8, 3, 3, "nhwc", "bf16",
+     acc="f32", pad=(1, 1, 1, 1), groups=8)
+conv("window_grouped_nhwc_f32_1x6x5x6_f12_g6", 1, 6, 6, 5, 12, 3, 3, "nhwc", "f32",
+     pad=(1, 1, 1, 1), groups=6)
+conv("window_dw_nhwc_f16_1x9x9x16_k7p3", 1, 16, 9, 9, 16, 7, 7, "nhwc", "f16",
+     pad=(3, 3, 3, 3), groups=16)
+# 16 input channels per group: an implicit GEMM (one per group), not a
+# window op.
+conv("conv_nhwc_f32_1x5x5x32_f8_k3_g2_gemm", 1, 32, 5, 5, 8, 3, 3, "nhwc", "f32",
+     pad=(1, 1, 1, 1), groups=2)

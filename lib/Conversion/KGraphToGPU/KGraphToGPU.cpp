@@ -131,6 +131,17 @@ static const FamilyEmitter *getFamilyEmitter(GroupKind kind) {
         return emitTransposeKernel(
             group, llvm::cast<TransposeConfigAttr>(config), kernel);
       }};
+  static const FamilyEmitter window = {
+      [](FusedOp group, KernelConfigAttrInterface config,
+         const SMTarget &target) {
+        return checkWindowKernelGroup(
+            group, llvm::cast<WindowConfigAttr>(config), target);
+      },
+      [](FusedOp group, KernelConfigAttrInterface config,
+         gpu::GPUFuncOp kernel, const SMTarget &) {
+        return emitWindowKernel(group, llvm::cast<WindowConfigAttr>(config),
+                                kernel);
+      }};
   switch (kind) {
   case GroupKind::elementwise:
     return &elementwise;
@@ -144,6 +155,8 @@ static const FamilyEmitter *getFamilyEmitter(GroupKind kind) {
     return nullptr;
   case GroupKind::transpose:
     return &transpose;
+  case GroupKind::window:
+    return &window;
   }
   llvm_unreachable("unknown group kind");
 }

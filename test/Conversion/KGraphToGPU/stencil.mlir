@@ -60,7 +60,8 @@ func.func @conv_pool(%img: tensor<1x1x5x6xf32>, %g: tensor<1x1x3x3xf32>) -> tens
 // -----
 
 // A lone avg pool2d, stride 2, NHWC, 8 channels in 2 blocks of 4 (grid z =
-// 2 images x 2). Padded positions are not counted: the divisor is the number
+// 2 images x 2), pinned to the stencil kernel (by default a channels-last
+// pool is a window group, window.mlir). Padded positions are not counted: the divisor is the number
 // of window positions inside the image, computed per output.
 // CHECK-LABEL: func.func @avg_pool_nhwc
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
@@ -78,7 +79,11 @@ func.func @conv_pool(%img: tensor<1x1x5x6xf32>, %g: tensor<1x1x3x3xf32>) -> tens
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 func.func @avg_pool_nhwc(%x: tensor<2x9x11x8xf16>) -> tensor<2x5x6x8xf16> {
-  %0 = kgraph.pool2d avg %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : tensor<2x9x11x8xf16>
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.stencil_config<tile_h = 16, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>} : (tensor<2x9x11x8xf16>) -> tensor<2x5x6x8xf16> {
+  ^bb0(%a: tensor<2x9x11x8xf16>):
+    %p = kgraph.pool2d avg %a kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : tensor<2x9x11x8xf16>
+    kgraph.yield %p : tensor<2x5x6x8xf16>
+  }
   return %0 : tensor<2x5x6x8xf16>
 }
 

@@ -198,3 +198,31 @@ func.func @copy_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile
 func.func @tail_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, swizzle = 1>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{vector_width must be a power of two in [1, 16], got 3}}
+func.func @window_width() attributes {kgraph.config = #kgraph.window_config<vector_width = 3, block_x = 8, block_y = 32, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_x and block_y must be positive, got 8 x 0}}
+func.func @window_block() attributes {kgraph.config = #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 0, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_x * block_y must be a multiple of 32 in [32, 1024], got 24}}
+func.func @window_threads() attributes {kgraph.config = #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 3, grid_size = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{grid_size must be in [1, 2^31 - 1], got 0}}
+func.func @window_grid() attributes {kgraph.config = #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 0>} {
+  return
+}

@@ -147,6 +147,18 @@ mlir::LogicalResult emitMatmulKernel(FusedOp group, MatmulConfigAttr config,
 mlir::LogicalResult emitStencilKernel(FusedOp group, StencilConfigAttr config,
                                       mlir::gpu::GPUFuncOp kernel);
 
+/// Succeeds if `group` meets the window-group contract (WindowTiling.h) and
+/// `config` fits it on `target`; diagnoses the group otherwise.
+mlir::LogicalResult checkWindowKernelGroup(FusedOp group,
+                                           WindowConfigAttr config,
+                                           const SMTarget &target);
+
+/// Builds the body of `kernel` (arguments: the group's inputs, then its
+/// results) computing the window `group` with `config`: W output channels
+/// per thread, output pixels strided over the grid.
+mlir::LogicalResult emitWindowKernel(FusedOp group, WindowConfigAttr config,
+                                     mlir::gpu::GPUFuncOp kernel);
+
 } // namespace kgraph
 
 #endif // KGRAPH_CONVERSION_KGRAPHTOGPU_KGRAPHTOGPU_H

@@ -117,6 +117,7 @@ std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
     case GroupKind::reduce:
       return llvm::isa<ReduceOp>(op);
     case GroupKind::stencil:
+    case GroupKind::window:
       return llvm::isa<Conv2dOp, Pool2dOp>(op);
     case GroupKind::copy:
       return isDataMovementOp(&op);
@@ -157,6 +158,11 @@ std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
     return anchors ? "" : "has no kgraph.reduce";
   case GroupKind::stencil:
     return anchors ? "" : "has no kgraph.conv2d or kgraph.pool2d";
+  case GroupKind::window:
+    return anchors == 1 ? ""
+                        : "needs exactly one kgraph.pool2d or kgraph.conv2d, "
+                          "found " +
+                              std::to_string(anchors);
   case GroupKind::copy:
     return anchors ? "" : "has no data-movement op";
   case GroupKind::transpose:

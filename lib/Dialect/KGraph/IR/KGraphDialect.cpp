@@ -271,6 +271,27 @@ LogicalResult ReduceConfigAttr::verify(
   return success();
 }
 
+LogicalResult WindowConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
+    int64_t blockX, int64_t blockY, int64_t gridSize) {
+  if (vectorWidth <= 0 || vectorWidth > 16 ||
+      (vectorWidth & (vectorWidth - 1)) != 0)
+    return emitError() << "vector_width must be a power of two in [1, 16], got "
+                       << vectorWidth;
+  if (blockX <= 0 || blockY <= 0)
+    return emitError() << "block_x and block_y must be positive, got "
+                       << blockX << " x " << blockY;
+  int64_t threads = blockX * blockY;
+  if (threads > 1024 || threads % 32 != 0)
+    return emitError() << "block_x * block_y must be a multiple of 32 in "
+                          "[32, 1024], got "
+                       << threads;
+  if (gridSize <= 0 || gridSize > 2147483647)
+    return emitError() << "grid_size must be in [1, 2^31 - 1], got "
+                       << gridSize;
+  return success();
+}
+
 LogicalResult TransposeConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileIn,
     int64_t tileOut, int64_t vectorWidth, int64_t blockSize,

@@ -22,9 +22,13 @@ ParseResult kgraph::parseGroupKind(OpAsmParser &parser,
   if (failed(parser.parseOptionalKeyword(&keyword)))
     return success();
   std::optional<GroupKind> parsed = symbolizeGroupKind(keyword);
-  if (!parsed)
-    return parser.emitError(loc, "unknown group kind '")
-           << keyword << "'; kinds: elementwise, gemm, reduce, stencil, copy";
+  if (!parsed) {
+    InFlightDiagnostic diag = parser.emitError(loc, "unknown group kind '")
+                              << keyword << "'; kinds: ";
+    for (uint32_t k = 0; k <= getMaxEnumValForGroupKind(); ++k)
+      diag << (k ? ", " : "") << stringifyGroupKind(GroupKind(k));
+    return diag;
+  }
   kind = GroupKindAttr::get(parser.getContext(), *parsed);
   return success();
 }

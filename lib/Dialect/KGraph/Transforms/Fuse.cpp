@@ -319,6 +319,7 @@ void Fuser::run() {
   foldTransposedGemmOperands();
   formStencilGroups();
   formGemmGroups();
+  formWindowGroups();
   formReductionGroups();
   formElementwiseGroups();
   eraseDeadCloneSources();

@@ -221,6 +221,70 @@ void Fuser::formGemmGroups() {
 }
 
 //===----------------------------------------------------------------------===//
+// Phase 2b: window ops (channels-last pools, depthwise and grouped convs)
+//===----------------------------------------------------------------------===//
+
+void Fuser::formWindowGroups() {
+  for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
+    Operation *anchor = &anchorOp;
+    if (!isFree(anchor) || !llvm::isa<Conv2dOp, Pool2dOp>(anchor))
+      continue;
+    std::string why;
+    if (!isWindowOp(anchor, &why)) {
+      note(anchor, anchor->getName().getStringRef().drop_front(7) +
+                       " is not a window op: " + why);
+      continue;
+    }
+    OpSet set;
+    set.insert(anchor);
+    // Producers of the input's shape (after the GEMM phase, so a GEMM keeps
+    // its epilogue): evaluated at every window tap that reads them; one
+    // also used outside is recomputed while the budget lasts.
+    ArrayRef<int64_t> inShape = shapeOf(anchor->getOperand(0));
+    unsigned recomputed = 0;
+    SmallVector<std::pair<Operation *, unsigned>> worklist{{anchor, 0}};
+    while (!worklist.empty()) {
+      auto [consumer, index] = worklist.pop_back_val();
+      Operation *def = consumer->getOperand(index).getDefiningOp();
+      if (!isFree(def) || set.contains(def) ||
+          !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
+        continue;
+      bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
+        return u != consumer && !set.contains(u);
+      });
+      if (shared && recomputed >= options.maxRecompute) {
+        note(def, "not fused into the window op as a producer: its result "
+                  "has other users and the recomputation budget is spent");
+        continue;
+      }
+      Operation *member = adoptProducer(consumer, index, shared, set);
+      if (!member) {
+        note(def, "not fused into the window op: it would create a cycle");
+        continue;
+      }
+      if (shared)
+        ++recomputed;
+      for (unsigned i = 0; i < member->getNumOperands(); ++i)
+        worklist.push_back({member, i});
+    }
+    // Consumers of the result's shape (bias, residual, activation).
+    ArrayRef<int64_t> outShape = shapeOf(anchor->getResult(0));
+    growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
+      return isEpilogueCandidate(op, outShape, [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && s.contains(def);
+      });
+    });
+    trimToOneResult(anchor, set);
+    if (set.size() > 1)
+      addGroup(GroupKind::window, set);
+    else
+      note(anchor, "window op with no elementwise producer or consumer to "
+                   "fuse");
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Phase 3: reductions
 //===----------------------------------------------------------------------===//
 

@@ -81,6 +81,7 @@ private:
                                 bool chains = true);
   void formStencilGroups();
   void formGemmGroups();
+  void formWindowGroups();
   void formReductionGroups();
   void formElementwiseGroups();
   void growConsumers(Operation *anchor, OpSet &set,

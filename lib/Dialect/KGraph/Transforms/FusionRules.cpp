@@ -117,10 +117,47 @@ StencilFill kgraph::getStencilFill(Operation *op) {
   return StencilFill::Zero;
 }
 
+bool kgraph::isWindowOp(Operation *op, std::string *whyNot) {
+  auto fail = [&](const Twine &why) {
+    if (whyNot)
+      *whyNot = why.str();
+    return false;
+  };
+  Layout layout;
+  if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
+    layout = pool.getLayout();
+  } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    layout = conv.getLayout();
+    ArrayRef<int64_t> in = shapeOf(conv.getInput());
+    if (conv.getGroups() <= 1)
+      return fail("conv2d has one group (a GEMM)");
+    if (in.size() != 4)
+      return fail("conv2d input is not 4-D");
+    int64_t perGroup =
+        in[getActivationAxes(layout).c] / std::max<int64_t>(1, conv.getGroups());
+    if (perGroup > kMaxWindowGroupChannels)
+      return fail("conv2d has " + Twine(perGroup) +
+                  " input channels per group (at most " +
+                  Twine(kMaxWindowGroupChannels) + ")");
+  } else {
+    return fail("'" + op->getName().getStringRef() +
+                "' is not a conv2d or pool2d");
+  }
+  if (layout != Layout::nhwc)
+    return fail("layout is nchw (window kernels read channels-last "
+                "vectors)");
+  if (shapeOf(op->getOperand(0)).size() != 4 ||
+      shapeOf(op->getResult(0)).size() != 4)
+    return fail("operands are not 4-D tensors");
+  if (isStencilOp(op))
+    return fail("it is a stencil op");
+  return true;
+}
+
 bool kgraph::isGemmAnchor(Operation *op) {
   if (llvm::isa<MatmulOp>(op))
     return true;
-  return llvm::isa<Conv2dOp>(op) && !isStencilOp(op);
+  return llvm::isa<Conv2dOp>(op) && !isStencilOp(op) && !isWindowOp(op);
 }
 
 bool kgraph::isPrologueOp(Operation *op) {

@@ -17,6 +17,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 #include "kgraph/Dialect/KGraph/Transforms/TransposeTiling.h"
+#include "kgraph/Dialect/KGraph/Transforms/WindowTiling.h"
 #include "kgraph/Target/SMTargets.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,6 +40,20 @@ GroupKind kgraph::classifyGroup(FusedOp group) {
   if (TransposeOp t = getSoleTransposeOp(group))
     return canonicalizeTranspose(t).isTiled() ? GroupKind::transpose
                                               : GroupKind::elementwise;
+  // One channels-last pool2d or grouped conv2d among elementwise ops: the
+  // direct window kernel (a stencil chain holds several stencil ops).
+  {
+    int64_t windowOps = 0, others = 0;
+    for (Operation &op : group.getBody().front().without_terminator()) {
+      if (isWindowOp(&op))
+        ++windowOps;
+      else if (!isElementwiseOp(&op) &&
+               !op.hasTrait<mlir::OpTrait::ConstantLike>())
+        ++others;
+    }
+    if (windowOps == 1 && others == 0)
+      return GroupKind::window;
+  }
   bool gemm = false, reduce = false, copy = false, onlyElementwiseReads = true;
   for (Operation &op : group.getBody().front().without_terminator()) {
     // Any pool2d (of any stride) or stencil conv2d makes a stencil group.
@@ -152,6 +167,8 @@ LogicalResult kgraph::checkGroupForKind(FusedOp group, GroupKind kind,
     return getReduceLayout(getSoleReduceOp(group));
   case GroupKind::stencil:
     return checkStencilGroup(group);
+  case GroupKind::window:
+    return checkWindowGroup(group);
   case GroupKind::copy:
     // Data movement has no kernels yet; name the first such op.
     return checkElementwiseContract(group, target, /*allowReads=*/false);
@@ -348,6 +365,38 @@ struct StencilConfigModel
     return e;
   }
 };
+struct WindowConfigModel
+    : public KernelConfigAttrInterface::ExternalModel<WindowConfigModel,
+                                                      WindowConfigAttr> {
+  GroupKind getGroupKind(Attribute) const { return GroupKind::window; }
+
+  LogicalResult
+  verifyForGroup(Attribute attr, Operation *op, const SMTarget &target,
+                 function_ref<InFlightDiagnostic()> emitError) const {
+    return verifyWindowConfig(llvm::cast<FusedOp>(op),
+                              llvm::cast<WindowConfigAttr>(attr), target,
+                              emitError);
+  }
+
+  KernelLaunch getLaunch(Attribute attr, Operation *op,
+                         const SMTarget &) const {
+    FailureOr<WindowProblem> p = getWindowProblem(llvm::cast<FusedOp>(op));
+    if (failed(p))
+      return {};
+    return getWindowLaunch(llvm::cast<WindowConfigAttr>(attr), *p);
+  }
+
+  KernelEstimate estimate(Attribute attr, Operation *op,
+                          const SMTarget &target) const {
+    auto config = llvm::cast<WindowConfigAttr>(attr);
+    KernelEstimate e;
+    e.threadsPerBlock = config.getNumThreads();
+    e.microseconds = estimateWindowMicroseconds(llvm::cast<FusedOp>(op),
+                                                config, target);
+    return e;
+  }
+};
+
 struct TransposeConfigModel
     : public KernelConfigAttrInterface::ExternalModel<TransposeConfigModel,
                                                       TransposeConfigAttr> {
@@ -405,6 +454,7 @@ void kgraph::registerKernelConfigModels(DialectRegistry &registry) {
     ReduceConfigAttr::attachInterface<ReduceConfigModel>(*ctx);
     StencilConfigAttr::attachInterface<StencilConfigModel>(*ctx);
     TransposeConfigAttr::attachInterface<TransposeConfigModel>(*ctx);
+    WindowConfigAttr::attachInterface<WindowConfigModel>(*ctx);
   });
 }
 
@@ -478,6 +528,10 @@ static SmallVector<Attribute> enumerateConfigs(FusedOp group, GroupKind kind,
   }
   case GroupKind::stencil:
     for (StencilConfigAttr c : enumerateStencilConfigs(group, target))
+      configs.push_back(c);
+    return configs;
+  case GroupKind::window:
+    for (WindowConfigAttr c : enumerateWindowConfigs(group, target))
       configs.push_back(c);
     return configs;
   case GroupKind::copy:

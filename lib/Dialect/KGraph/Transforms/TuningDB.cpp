@@ -159,6 +159,7 @@ unsigned kgraph::getConfigSpaceVersion(GroupKind kind) {
   case GroupKind::stencil:
   case GroupKind::copy:
   case GroupKind::transpose:
+  case GroupKind::window:
     return 1;
   }
   return 1;

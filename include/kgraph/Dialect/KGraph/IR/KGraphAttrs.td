@@ -60,12 +60,16 @@ def KGraph_PrecisionAttr
 /// its configuration and which emitter lowers it. `copy` is reserved for
 /// data-movement kernels (concat, standalone broadcasts and slices);
 /// `transpose` is a lone kgraph.transpose that moves its innermost dim (a
-/// tiled shared-memory kernel, TransposeEmitter.cpp).
+/// tiled shared-memory kernel, TransposeEmitter.cpp); `window` is one
+/// channels-last pool2d or depthwise/grouped conv2d with elementwise
+/// producers and consumers (a direct kernel over channel vectors,
+/// WindowEmitter.cpp).
 def KGraph_GroupKind : I32EnumAttr<"GroupKind",
     "kernel family of a kgraph.fused group", [
       I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"gemm", 1>,
       I32EnumAttrCase<"reduce", 2>, I32EnumAttrCase<"stencil", 3>,
-      I32EnumAttrCase<"copy", 4>, I32EnumAttrCase<"transpose", 5>]> {
+      I32EnumAttrCase<"copy", 4>, I32EnumAttrCase<"transpose", 5>,
+      I32EnumAttrCase<"window", 6>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kgraph";
 }
@@ -322,6 +326,47 @@ def KGraph_TransposeConfigAttr
                         "int64_t":$smem_padding);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def KGraph_WindowConfigAttr
+    : KGraph_Attr<"WindowConfig", "window_config"> {
+  let summary = "thread layout of a direct window kernel over channels";
+  let description = [{
+    Written by `kgraph-tile` on a `window` group (one channels-last
+    `kgraph.pool2d`, or `kgraph.conv2d` with `groups > 1` and few input
+    channels per group such as a depthwise convolution, with elementwise
+    producers of its input and consumers of its result; attribute name
+    `kgraph.config`) and read by `kgraph-lower-to-gpu`. A configuration
+    already present is checked against the group and kept.
+
+    Each thread owns `vector_width` (W) consecutive output channels for its
+    whole life (a depthwise filter's taps stay in its registers) and walks
+    output pixels; per pixel it reads every window tap of the input as one
+    W-wide load (channels are innermost), so a warp's loads cover whole
+    lines of the input.
+    - `vector_width` (W): a power of two dividing the output channels, at
+      most 16 bytes of every operand read or written W-wide.
+    - `block_x`: threads along the channel vectors (`C_out / W` of them;
+      `ceil(C_out / W / block_x)` blocks in grid y);
+    - `block_y`: output pixels a block takes at a time; a block has
+      `block_x * block_y` threads (a multiple of 32, at most 1024).
+    - `grid_size`: blocks in grid x; they stride over the `N * OH * OW`
+      output pixels `block_y` at a time.
+
+    Example (64 f16 channels, 16-byte loads, 8 threads per pixel, 32 pixels
+    per block):
+    ```mlir
+    #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 8448>
+    ```
+  }];
+  let parameters = (ins "int64_t":$vector_width, "int64_t":$block_x,
+                        "int64_t":$block_y, "int64_t":$grid_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getNumThreads() const { return getBlockX() * getBlockY(); }
+  }];
 }
 
 #endif // KGRAPH_DIALECT_KGRAPH_IR_KGRAPHATTRS_TD

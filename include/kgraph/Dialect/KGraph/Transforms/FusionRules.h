@@ -23,6 +23,9 @@ namespace kgraph {
 inline constexpr int64_t kMaxStencilWindow = 7;
 /// Largest channel count of any 4-D value in a stencil group.
 inline constexpr int64_t kMaxStencilChannels = 4;
+/// Most input channels per group of a conv2d that a window kernel computes
+/// (its taps are a thread's multiply-adds; wider groups are GEMMs).
+inline constexpr int64_t kMaxWindowGroupChannels = 8;
 /// Ops on the path from a block argument to a matmul operand (prologue).
 inline constexpr unsigned kMaxPrologueOps = 2;
 
@@ -62,8 +65,15 @@ enum class StencilFill { None, Zero, NegInf };
 /// padded with this, so all stencil readers of one value in a group agree.
 StencilFill getStencilFill(mlir::Operation *op);
 
+/// True for the anchor of a window group (docs/architecture.md, "Window
+/// kernels"): a channels-last (nhwc) pool2d, or an nhwc conv2d with groups > 1
+/// and at most kMaxWindowGroupChannels input channels per group (depthwise
+/// among them), that is not a stencil op. Otherwise false, with the reason
+/// in `whyNot` when given.
+bool isWindowOp(mlir::Operation *op, std::string *whyNot = nullptr);
+
 /// True for the anchor of a GEMM group: a kgraph.matmul, or a kgraph.conv2d
-/// that is not a stencil op.
+/// that is neither a stencil op nor a window op.
 bool isGemmAnchor(mlir::Operation *op);
 
 /// True for a prologue op of a matmul operand: a kgraph.cast, or a kgraph.mul
