@@ -532,3 +532,14 @@ conv("window_dw_nhwc_f16_1x9x9x16_k7p3", 1, 16, 9, 9, 16, 7, 7, "nhwc", "f16",
 # window op.
 conv("conv_nhwc_f32_1x5x5x32_f8_k3_g2_gemm", 1, 32, 5, 5, 8, 3, 3, "nhwc", "f32",
      pad=(1, 1, 1, 1), groups=2)
+# An i8 depthwise conv accumulating in i32 (exact), with an i32 bias.
+add("window_dw_nhwc_i8_2x7x6x16_k3s2p1_bias_i32",
+    f"func.func @main(%x: {t([2, 7, 6, 16], 'i8')}, %w: {t([16, 3, 3, 1], 'i8')}, %b: {t([16], 'i32')}) -> {t([2, 4, 3, 16], 'i32')} {{\n"
+    f"  %y = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [1, 1, 1, 1] groups = 16 : "
+    f"{t([2, 7, 6, 16], 'i8')}, {t([16, 3, 3, 1], 'i8')} -> {t([2, 4, 3, 16], 'i32')}\n"
+    f"  %z = kgraph.add %y, %b : {t([2, 4, 3, 16], 'i32')}, {t([16], 'i32')}\n"
+    f"  return %z : {t([2, 4, 3, 16], 'i32')}\n}}\n",
+    [([2, 7, 6, 16], "i8", -128, 127), ([16, 3, 3, 1], "i8", -128, 127), ([16], "i32", -1000, 1000)],
+    lambda x, w, b: (F.conv2d(x.double().permute(0, 3, 1, 2), w.double().permute(0, 3, 1, 2),
+                              stride=2, padding=1, groups=16).permute(0, 2, 3, 1) + b).long(),
+    (0.0, 0.0))
