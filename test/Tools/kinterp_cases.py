@@ -543,3 +543,17 @@ add("window_dw_nhwc_i8_2x7x6x16_k3s2p1_bias_i32",
     lambda x, w, b: (F.conv2d(x.double().permute(0, 3, 1, 2), w.double().permute(0, 3, 1, 2),
                               stride=2, padding=1, groups=16).permute(0, 2, 3, 1) + b).long(),
     (0.0, 0.0))
+# Producers of a window op's input evaluated per tap: a per-channel scale
+# (a broadcast operand read at the tap's channels) and a relu feeding a max
+# pool, a residual added after it; the scale is a group input (--fuse: one
+# kernel).
+add("window_pool_producers_f16_2x9x10x16",
+    f"func.func @main(%x: {t([2, 9, 10, 16], 'f16')}, %s: {t([16], 'f16')}, %r: {t([2, 5, 5, 16], 'f16')}) -> {t([2, 5, 5, 16], 'f16')} {{\n"
+    f"  %m = kgraph.mul %x, %s : {t([2, 9, 10, 16], 'f16')}, {t([16], 'f16')}\n"
+    f"  %a = kgraph.relu %m : {t([2, 9, 10, 16], 'f16')}\n"
+    f"  %p = kgraph.pool2d max %a kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : {t([2, 9, 10, 16], 'f16')}\n"
+    f"  %y = kgraph.add %p, %r : {t([2, 5, 5, 16], 'f16')}, {t([2, 5, 5, 16], 'f16')}\n"
+    f"  return %y : {t([2, 5, 5, 16], 'f16')}\n}}\n",
+    [([2, 9, 10, 16], "f16", -1.0, 1.0), ([16], "f16", -2.0, 2.0), ([2, 5, 5, 16], "f16", -1.0, 1.0)],
+    lambda x, s, r: rnd(rnd(nhwc(F.max_pool2d(nchw(torch.relu(rnd(x * s, "f16"))), 3, 2, 1)), "f16") + r, "f16"),
+    (U["f16"], 1e-7))
