@@ -237,6 +237,29 @@ MUTATIONS = [
         "  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {\n",
         "  for (int64_t offset = n / 2; offset > 1; offset /= 2) {\n",
         "a row reduction's xor-shuffle tree skips its last step (offset 1)"),
+    Mutation(
+        "window_max_start_zero", D + "WindowEmitter.cpp",
+        "        b.getFloatAttr(accType, max ? -std::numeric_limits<double>::infinity()\n",
+        "        b.getFloatAttr(accType, max ? 0.0\n",
+        "a window kernel's float max pool starts at 0 instead of -inf (and pads "
+        "with 0)"),
+    Mutation(
+        "window_padding_kept", D + "WindowEmitter.cpp",
+        "      Value xl = arith::SelectOp::create(b, loc, valid, (*x)[l], pad);\n",
+        "      Value xl = (*x)[l];\n",
+        "a window tap outside the image reads the clamped edge pixel instead of "
+        "the padding value"),
+    Mutation(
+        "window_avg_counts_padding", D + "WindowEmitter.cpp",
+        "      Value lo = arith::MaxSIOp::create(b, loc, base, c(b, 0));\n",
+        "      Value lo = base;\n",
+        "a window average pool divides by taps in the top and left padding too"),
+    Mutation(
+        "window_filter_taps_transposed", D + "WindowEmitter.cpp",
+        "        w = filter[(cst(coords[0]) * p.kw + cst(coords[1])) * p.groupIn +\n",
+        "        w = filter[(cst(coords[1]) * p.kw + cst(coords[0])) * p.groupIn +\n",
+        "a depthwise conv's preloaded filter taps are read with kh and kw "
+        "swapped"),
 ]
 
 # The kernel-interpreter lit tests (stage 1) and the tests never run on a
