@@ -21,7 +21,9 @@ same inputs (CUDA events, medians), and the ratios.
 
 With --tuning-db DB, ResNet-50 at batch 256 is compiled a second time with
 that tuning database, checked the same way and timed beside the defaults
-(the default timed before and after it, the better kept).
+(the default timed before and after it, the better kept); with
+--variant-flags FLAGS, likewise with those extra kgraph-opt flags (a
+compiler option measured against the defaults in one run).
 """
 
 import argparse
@@ -79,7 +81,40 @@ def torch_compiled(model, mode=None):
         return None
 
 
-def bench_resnet50(tuning_db=None):
+def compare_variant(model, prog, xk, ref, t_e, t_c, name, compile_kw, label=None):
+    """ResNet-50 at batch 256 compiled with `compile_kw` besides the defaults
+    (`prog`): checked like it and timed beside it (the default timed before
+    and after, its better kept). Records "<what> <name>" rows."""
+    batch = xk.shape[0]
+    variant, secs = compile_timed(model.cpu(), [torch.randn(batch, 3, 224, 224)],
+                                  dtype="f16", layout="nhwc", **compile_kw)
+    model.cuda()
+    extra = {"from_" + k.replace(" ", "_"): v for k, v in (variant.tuning or {}).items()}
+    if label:
+        extra["flags"] = label
+    record("resnet50", f"compile b{batch} {name}", seconds=secs,
+           kernels=len(variant.spec.kernels) if hasattr(variant, "spec") else None, **extra)
+    with torch.no_grad():
+        yv = variant(xk)
+    err = rel_l2(yv.float(), ref)
+    top1 = float((yv.float().argmax(1) == ref.argmax(1)).float().mean())
+    ok = err <= 1e-2 and top1 >= 0.99
+    record("resnet50", f"check b{batch} {name}", rel_l2=err, top1_agree=top1,
+           status="PASS" if ok else "FAIL")
+    with torch.no_grad():
+        t_d = timed(lambda: prog(xk))
+        t_v = timed(lambda: variant(xk))
+        t_d2 = timed(lambda: prog(xk))
+    t_d = min(t_d, t_d2)
+    record("resnet50", f"time b{batch} {name}", kgraph_ms=t_d, **{
+        f"{name}_ms": t_v, "kgraph_img_s": batch / t_d * 1e3,
+        f"{name}_img_s": batch / t_v * 1e3, f"{name}_vs_default": t_d / t_v,
+        f"{name}_vs_eager": t_e / t_v, f"{name}_vs_compile": t_c / t_v})
+    print_profile(variant, xk, f" {name}", 5)
+    del variant
+
+
+def bench_resnet50(tuning_db=None, variant_flags=None):
     import torchvision
     print("== resnet50 (f16 NHWC)", flush=True)
     torch.manual_seed(0)
@@ -125,33 +160,17 @@ def bench_resnet50(tuning_db=None):
         record("resnet50", f"time b{batch}", **row)
         if batch == 256:
             print_profile(prog, xk, "", 5)
-        if batch == 256 and tuning_db:
-            # The same graph compiled with the tuning database, checked and
-            # timed in this run beside the model's defaults.
-            tuned, secs = compile_timed(model.cpu(), [torch.randn(batch, 3, 224, 224)],
-                                        dtype="f16", layout="nhwc", tuning_db=tuning_db)
-            model.cuda()
-            record("resnet50", f"compile b{batch} tuned", seconds=secs,
-                   **{"from_" + k.replace(" ", "_"): v
-                      for k, v in (tuned.tuning or {}).items()})
-            with torch.no_grad():
-                yt = tuned(xk)
-            err = rel_l2(yt.float(), ref)
-            top1 = float((yt.float().argmax(1) == ref.argmax(1)).float().mean())
-            ok = err <= 1e-2 and top1 >= 0.99
-            record("resnet50", f"check b{batch} tuned", rel_l2=err, top1_agree=top1,
-                   status="PASS" if ok else "FAIL")
-            with torch.no_grad():
-                t_d = timed(lambda: prog(xk))
-                t_t = timed(lambda: tuned(xk))
-                t_d2 = timed(lambda: prog(xk))
-            t_d = min(t_d, t_d2)  # the default before and after: its better
-            record("resnet50", f"time b{batch} tuned", kgraph_ms=t_d, tuned_ms=t_t,
-                   kgraph_img_s=batch / t_d * 1e3, tuned_img_s=batch / t_t * 1e3,
-                   tuned_vs_default=t_d / t_t, tuned_vs_eager=t_e / t_t,
-                   tuned_vs_compile=t_c / t_t)
-            print_profile(tuned, xk, " tuned", 5)
-            del tuned
+        if batch == 256:
+            # The same graph compiled another way (with the tuning database;
+            # with extra kgraph-opt flags), checked and timed in this run
+            # beside the model's defaults.
+            if tuning_db:
+                compare_variant(model, prog, xk, ref, t_e, t_c, "tuned",
+                                dict(tuning_db=tuning_db))
+            if variant_flags:
+                compare_variant(model, prog, xk, ref, t_e, t_c, "flags",
+                                dict(extra_flags=variant_flags.split()),
+                                label=variant_flags)
         del prog
 
 
@@ -234,13 +253,17 @@ def main():
                     help="also compile ResNet-50 batch 256 with this tuning "
                     "database (python3 -m kgraph.tune) and time it beside the "
                     "defaults")
+    ap.add_argument("--variant-flags", default=None,
+                    help="also compile ResNet-50 batch 256 with these extra "
+                    "kgraph-opt flags (e.g. '--pad-conv-channels=16') and time "
+                    "it beside the defaults")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_models: no GPU")
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     failed = False
     for name in args.only.split(","):
-        fn = {"resnet50": lambda: bench_resnet50(args.tuning_db),
+        fn = {"resnet50": lambda: bench_resnet50(args.tuning_db, args.variant_flags),
               "encoder": bench_encoder, "onnx": bench_onnx}[name]
         try:
             fn()

@@ -88,6 +88,11 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
   }
   unsigned last = stop - std::begin(kStages);
   // tiled
+  if (options.padConvChannels != 0) {
+    KGraphPadConvChannelsOptions pad;
+    pad.bytes = options.padConvChannels;
+    pm.addNestedPass<func::FuncOp>(createKGraphPadConvChannels(pad));
+  }
   if (options.fuse) {
     KGraphFuseOptions fuse;
     fuse.report = options.fuseReport;

@@ -58,6 +58,12 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<bool>
     fuseOps("fuse", llvm::cl::desc("Fuse ops into as few kernels as pays"),
             llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<unsigned> padConvChannels(
+    "pad-conv-channels",
+    llvm::cl::desc("With --tile: pad the few input channels of an nhwc conv2d "
+                   "with zeros to this many bytes per pixel (4, 8 or 16; 0, "
+                   "the default: off), so its im2col gather loads vectors"),
+    llvm::cl::init(0), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> fuseReport(
     "fuse-report",
     llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "
@@ -183,6 +189,11 @@ static int printConfigCandidates(StringRef inputFilename,
   PassManager pm(&context);
   if (failed(applyMlirOptCLOptions(pm)))
     return EXIT_FAILURE;
+  if (padConvChannels != 0) {
+    kgraph::KGraphPadConvChannelsOptions pad;
+    pad.bytes = padConvChannels;
+    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphPadConvChannels(pad));
+  }
   if (fuseOps) {
     kgraph::KGraphFuseOptions fuse;
     fuse.report = fuseReport;
@@ -229,6 +240,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--fuse needs --tile=<target>");
     if (fuseReport)
       return fail("--fuse-report needs --fuse --tile=<target>");
+    if (padConvChannels.getNumOccurrences())
+      return fail("--pad-conv-channels needs --tile=<target>");
     if (listConfigs.getNumOccurrences())
       return fail("--list-configs needs --tile=<target>");
     if (!tuningDb.empty() || tuningReport)
@@ -261,6 +274,11 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
                      : "--emit=" + emitStage));
   if (fuseReport && !fuseOps)
     return fail("--fuse-report needs --fuse");
+  if (padConvChannels != 0 && padConvChannels != 4 && padConvChannels != 8 &&
+      padConvChannels != 16)
+    return fail("--pad-conv-channels must be 0, 4, 8 or 16 (bytes per "
+                "pixel), got " +
+                std::to_string(padConvChannels));
   if (listConfigs.getNumOccurrences()) {
     if (listConfigs == 0)
       return fail("--list-configs needs a number of candidates of at least 1");
@@ -271,6 +289,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.target = targets.front().str();
   options.fuse = fuseOps;
   options.fuseReport = fuseReport;
+  options.padConvChannels = padConvChannels;
   if (!tuningGpu.empty() && tuningDb.empty())
     return fail("--tuning-gpu needs --tuning-db=<file>");
   options.tuningDb = tuningDb;

@@ -557,3 +557,22 @@ add("window_pool_producers_f16_2x9x10x16",
     [([2, 9, 10, 16], "f16", -1.0, 1.0), ([16], "f16", -2.0, 2.0), ([2, 5, 5, 16], "f16", -1.0, 1.0)],
     lambda x, s, r: rnd(rnd(nhwc(F.max_pool2d(nchw(torch.relu(rnd(x * s, "f16"))), 3, 2, 1)), "f16") + r, "f16"),
     (U["f16"], 1e-7))
+
+
+# ---- kgraph-pad-conv-channels -----------------------------------------------------------------
+
+# A stem-like conv of 3 channels with bias and relu, its channels padded with
+# zeros to one 16-byte vector (f16: 8, f32: 4) by --pad-conv-channels=16:
+# the same function (the zero channels add 0 * 0), three kernels.
+for dt, acc in (("f16", "f16"), ("f32", "f32")):
+    add(f"pad_channels_stem_{dt}_2x13x11x3_f16_k7s2p3",
+        f"func.func @main(%x: {t([2, 13, 11, 3], dt)}, %w: {t([16, 7, 7, 3], dt)}, %b: {t([16], dt)}) -> {t([2, 7, 6, 16], dt)} {{\n"
+        f"  %y = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3] : "
+        f"{t([2, 13, 11, 3], dt)}, {t([16, 7, 7, 3], dt)} -> {t([2, 7, 6, 16], dt)}\n"
+        f"  %z = kgraph.add %y, %b : {t([2, 7, 6, 16], dt)}, {t([16], dt)}\n"
+        f"  %r = kgraph.relu %z : {t([2, 7, 6, 16], dt)}\n"
+        f"  return %r : {t([2, 7, 6, 16], dt)}\n}}\n",
+        [([2, 13, 11, 3], dt, -1.0, 1.0), ([16, 7, 7, 3], dt, -1.0, 1.0), ([16], dt, -0.5, 0.5)],
+        lambda x, w, b, dt=dt: torch.relu(rnd(rnd(nhwc(F.conv2d(nchw(x), w.permute(0, 3, 1, 2), stride=2,
+                                                              padding=3)), dt) + b, dt)),
+        gemm_tol(147, acc, 2), flags=("--pad-conv-channels=16",))

@@ -18,6 +18,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("group ops into fused kernels"),
                     llvm::cl::init(false)};
+  Option<unsigned> padConvChannels{
+      *this, "pad-conv-channels",
+      llvm::cl::desc("pad an nhwc conv2d's few input channels with zeros to "
+                     "this many bytes per pixel (kgraph-pad-conv-channels; "
+                     "0: off)"),
+      llvm::cl::init(0)};
   Option<bool> fuseReport{
       *this, "fuse-report",
       llvm::cl::desc("with fuse: a remark per group formed and per kernel "
@@ -57,7 +63,8 @@ std::string findCUDAToolkit(llvm::StringRef preferred = "",
                             llvm::StringRef packageRoot = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
-///   tiled:  [kgraph-fuse] kgraph-form-kernels kgraph-tile (kgraph, tensors)
+///   tiled:  [kgraph-pad-conv-channels] [kgraph-fuse] kgraph-form-kernels
+///           kgraph-tile                                 (kgraph, tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
 ///   nvvm:   kgraph-split-kernel-modules, nvvm-attach-target,
 ///           convert-gpu-to-nvvm ...                     (llvm + nvvm)

@@ -53,6 +53,45 @@ def KGraphFuse : Pass<"kgraph-fuse", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }
 
+def KGraphPadConvChannels
+    : Pass<"kgraph-pad-conv-channels", "::mlir::func::FuncOp"> {
+  let summary = "Pad the few input channels of a channels-last conv2d with zeros to one vector";
+  let description = [{
+    An implicit-GEMM `kgraph.conv2d` (layout `nhwc`, one group, not a
+    stencil or window op) whose input channels fill fewer than `bytes` bytes
+    per pixel (an RGB image's 3 f16 channels are 6 bytes) gathers its im2col
+    operand one element per load. This pass pads the channels with zeros to
+    exactly `bytes` bytes (8 f16 channels at 16 bytes): the input and the
+    filter each become a `kgraph.concat` with a splat zero along the channel
+    axis, and every tap of the conv loads one vector. The result is the same
+    (the zero channels add 0 * 0); the conv does `bytes / (C * element
+    bytes)` times the multiply-adds and the padded input is written once by
+    a copy kernel. `bytes = 0` leaves every conv alone; otherwise it must be
+    4, 8 or 16 and a multiple of the element size.
+
+    Before (`bytes = 16`):
+    ```mlir
+    %0 = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3]
+        : tensor<8x224x224x3xf16>, tensor<64x7x7x3xf16> -> tensor<8x112x112x64xf16>
+    ```
+    After:
+    ```mlir
+    %zx = arith.constant dense<0.0> : tensor<8x224x224x5xf16>
+    %xp = kgraph.concat %x, %zx axis = 3 : tensor<8x224x224x3xf16>, tensor<8x224x224x5xf16>
+    %zw = arith.constant dense<0.0> : tensor<64x7x7x5xf16>
+    %wp = kgraph.concat %w, %zw axis = 3 : tensor<64x7x7x3xf16>, tensor<64x7x7x5xf16>
+    %0 = kgraph.conv2d %xp, %wp layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3]
+        : tensor<8x224x224x8xf16>, tensor<64x7x7x8xf16> -> tensor<8x112x112x64xf16>
+    ```
+  }];
+  let options = [
+    Option<"bytes", "bytes", "unsigned", /*default=*/"16",
+           "bytes of one pixel's padded channels (0: off; 4, 8 or 16)">,
+  ];
+  let dependentDialects = ["::kgraph::KGraphDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Wrap every compute op that is not yet in a group into its own kgraph.fused";
   let description = [{
