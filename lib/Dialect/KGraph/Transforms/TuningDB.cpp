@@ -153,9 +153,11 @@ unsigned kgraph::getConfigSpaceVersion(GroupKind kind) {
   // Raise a family's number when its configuration attribute gains, loses
   // or redefines a parameter.
   switch (kind) {
+  case GroupKind::reduce:
+    // 2: #kgraph.reduce_config gained row_vectors (multi-reduction groups).
+    return 2;
   case GroupKind::elementwise:
   case GroupKind::gemm:
-  case GroupKind::reduce:
   case GroupKind::stencil:
   case GroupKind::copy:
   case GroupKind::transpose:
