@@ -81,6 +81,10 @@ private:
                                 bool chains = true);
   void formStencilGroups();
   void formGemmGroups();
+  void collectRowProducers(ArrayRef<Operation *> seeds, const ReduceRows &rows,
+                           const OpSet &set,
+                           SmallVectorImpl<Operation *> &cone);
+  bool formMultiReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
   void growConsumers(Operation *anchor, OpSet &set,
