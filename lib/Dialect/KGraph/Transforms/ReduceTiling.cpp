@@ -258,13 +258,18 @@ static ReduceConfigAttr chooseMultiReduceConfig(MLIRContext *ctx,
   const int64_t allWarps =
       int64_t(target.numSMs) * target.maxThreadsPerSM / 32;
   int64_t width = getRowWidth(info);
-  int64_t threads = int64_t(llvm::PowerOf2Ceil(uint64_t(
-      llvm::divideCeil(layout.rowSize, kRowElementsPerThread))));
-  threads = std::clamp<int64_t>(threads, 1, maxThreads);
-  // Rows that fill half the warp slots keep every SM busy with a warp each:
-  // no shared memory or barriers to combine them.
+  auto threadsFor = [&](int64_t elements) {
+    return std::clamp<int64_t>(int64_t(llvm::PowerOf2Ceil(uint64_t(
+                                   llvm::divideCeil(layout.rowSize, elements)))),
+                               1, maxThreads);
+  };
+  int64_t threads = threadsFor(kRowElementsPerThread);
+  // Rows that fill half the warp slots keep every SM busy with a warp each
+  // (no shared memory or barriers to combine them), up to twice the
+  // elements per thread.
   if (2 * layout.numOutputs >= allWarps)
-    threads = std::min<int64_t>(threads, 32);
+    threads = std::min(threads,
+                       std::max<int64_t>(32, threadsFor(2 * kRowElementsPerThread)));
   // More threads where a row needs more registers than a thread has.
   while (threads < maxThreads && !getHeldVectors(layout, threads, width))
     threads *= 2;

@@ -126,8 +126,9 @@ inline constexpr int64_t kMaxRowElementsPerThread = 64;
 /// Multi-reduction groups hold their rows in registers where they fit:
 ///  - W over the innermost reduced extent as above (1 for strided rows);
 ///    T = the power of two giving each thread about 16 elements of its row,
-///    in [1, 1024], at most a warp when the rows fill half the GPU's warp
-///    slots; row_vectors = the vectors of W a thread then holds;
+///    in [1, 1024]; when the rows fill half the GPU's warp slots, at most a
+///    warp where each thread then holds at most 32 elements; row_vectors =
+///    the vectors of W a thread then holds;
 ///  - a row that needs more than kMaxRowElementsPerThread elements per
 ///    thread even with T = 1024 is not held (row_vectors = 0): T as for a
 ///    single pass, and each reduction re-reads the row.
