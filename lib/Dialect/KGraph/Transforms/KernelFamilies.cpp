@@ -311,6 +311,7 @@ struct ReduceConfigModel
     auto config = llvm::cast<ReduceConfigAttr>(attr);
     KernelEstimate e;
     e.threadsPerBlock = config.getBlockSize();
+    e.registersPerThread = getReduceRegisters(config);
     FailureOr<ReduceGroupInfo> info;
     {
       ScopedDiagnosticHandler quiet(group.getContext(),

@@ -317,6 +317,13 @@ ReduceConfigAttr kgraph::chooseReduceConfig(MLIRContext *ctx,
                                gridSize, /*rowVectors=*/0);
 }
 
+int64_t kgraph::getReduceRegisters(ReduceConfigAttr config) {
+  // Each held element and a value computed from it (x and exp(x - max))
+  // live across a phase, besides the indices and accumulators.
+  int64_t held = config.getRowVectors() * config.getVectorWidth();
+  return held ? 32 + 2 * held : 0;
+}
+
 /// Cycles one dependent global load takes (an assumption of the coarse
 /// model below, not a measurement).
 static constexpr double kLoadLatencyCycles = 800;
@@ -327,17 +334,21 @@ static constexpr double kLoadLatencyCycles = 800;
 /// latency each); plus the combining steps of a row (a shuffle per halving,
 /// two barriers past a warp) per reduction. A multi-reduction kernel that
 /// holds its rows issues a row's loads at once (one latency per row a
-/// thread visits); one that re-reads them walks each row once per
-/// reduction and once more for results that span the rows, the passes
-/// after the first at L2 bandwidth.
+/// thread visits, with as many blocks resident as its registers allow); one
+/// that re-reads them walks each row once per reduction and once more for
+/// results that span the rows, the passes after the first at L2 bandwidth.
 double kgraph::estimateReduceMicroseconds(ReduceConfigAttr config,
                                           const ReduceGroupInfo &info,
                                           int64_t bytes, int64_t rowInputBytes,
                                           const SMTarget &target) {
   const ReduceLayout &layout = info.layout;
   int64_t blockSize = config.getBlockSize();
-  int64_t resident =
-      int64_t(target.numSMs) * target.blocksPerSMByThreads(blockSize);
+  int64_t blocksPerSM = target.blocksPerSMByThreads(blockSize);
+  if (int64_t registers = getReduceRegisters(config))
+    blocksPerSM = std::max<int64_t>(
+        1, std::min<int64_t>(blocksPerSM, target.registersPerSM /
+                                              (registers * blockSize)));
+  int64_t resident = int64_t(target.numSMs) * blocksPerSM;
   double threads = double(std::min(config.getGridSize(), resident)) *
                    double(blockSize);
   double loads = double(layout.numOutputs) * double(layout.rowSize) /

@@ -149,6 +149,11 @@ llvm::SmallVector<ReduceConfigAttr>
 enumerateReduceConfigs(mlir::MLIRContext *ctx, const ReduceGroupInfo &info,
                        const SMTarget &target);
 
+/// The model's registers per thread of a multi-reduction kernel that holds
+/// its rows (2 per held element, plus 32); 0 when it holds none (not
+/// modelled).
+int64_t getReduceRegisters(ReduceConfigAttr config);
+
 /// The model's time for `config` moving `bytes` (the group's inputs and
 /// results once) on `target`; a multi-reduction group that re-reads its
 /// rows moves the bytes of its inputs over the rows again per reduction
