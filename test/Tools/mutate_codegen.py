@@ -237,6 +237,20 @@ MUTATIONS = [
         "  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {\n",
         "  for (int64_t offset = n / 2; offset > 1; offset /= 2) {\n",
         "a row reduction's xor-shuffle tree skips its last step (offset 1)"),
+    Mutation(
+        "held_vector_past_row", D + "MultiReduceEmitter.cpp",
+        "        if (valid[c])\n"
+        "          x = arith::SelectOp::create(b, loc, valid[c], x, identity);\n",
+        "        if (false)\n"
+        "          x = arith::SelectOp::create(b, loc, valid[c], x, identity);\n",
+        "ragged edge: a multi-reduction kernel's vector past the row's end (the "
+        "row's last vector again) counts in the reductions"),
+    Mutation(
+        "row_total_lane0_only", D + "MultiReduceEmitter.cpp",
+        "partials.lookup(acc.getType()), /*everyLane=*/true);\n",
+        "partials.lookup(acc.getType()), /*everyLane=*/false);\n",
+        "a multi-reduction kernel combines a row of more than a warp so that "
+        "only lane 0 of each warp has the total (the other lanes use a partial)"),
 ]
 
 # The kernel-interpreter lit tests (stage 1) and the tests never run on a
