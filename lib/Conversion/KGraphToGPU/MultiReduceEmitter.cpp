@@ -360,13 +360,7 @@ LogicalResult MultiReduceKernelBuilder::emit() {
   OpBuilder b(ctx);
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Block &body = group.getBody().front();
-  unsigned numInputs = group.getInputs().size();
-  for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
-  for (unsigned i = 0; i < group.getNumResults(); ++i)
-    flatOutputs.push_back(
-        flattenMemRef(b, loc, entry.getArgument(numInputs + i)));
+  flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
 
   // One shared-memory slot per warp of the block and accumulator type, for
   // rows of more than a warp.

@@ -373,12 +373,9 @@ LogicalResult ReduceKernelBuilder::emit() {
   OpBuilder b(kernel.getContext());
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Block &body = group.getBody().front();
-  unsigned numInputs = group.getInputs().size();
-
-  for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
-  flatOutput = flattenMemRef(b, loc, entry.getArgument(numInputs));
+  SmallVector<Value> flatOutputs;
+  flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
+  flatOutput = flatOutputs.front();
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);

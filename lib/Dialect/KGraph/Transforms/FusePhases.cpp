@@ -346,18 +346,30 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
       note(op, why);
 
   // Shared producers over the rows: recomputed while the budget lasts.
-  unsigned recomputed = 0;
-  SmallVector<std::pair<Operation *, unsigned>> worklist;
+  SmallVector<std::pair<Operation *, unsigned>> operands;
   for (Operation *op : ordered)
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      worklist.push_back({op, i});
+      operands.push_back({op, i});
+  adoptReduceProducers(std::move(operands), rows.shape, set);
+  addGroup(GroupKind::reduce, set);
+  return true;
+}
+
+/// Takes into `set` the producers of shape `shape` (elementwise, operands
+/// broadcasting to it) of the operands in `worklist` (consumer, operand
+/// index), and transitively theirs; a producer that something outside the
+/// set also reads is cloned (recomputed) while the budget lasts.
+void Fuser::adoptReduceProducers(
+    SmallVector<std::pair<Operation *, unsigned>> worklist,
+    ArrayRef<int64_t> shape, OpSet &set) {
+  unsigned recomputed = 0;
   while (!worklist.empty()) {
     Operation *consumer = worklist.back().first;
     unsigned index = worklist.back().second;
     worklist.pop_back();
     Operation *def = consumer->getOperand(index).getDefiningOp();
     if (!isFree(def) || set.contains(def) ||
-        !isEpilogueCandidate(def, rows.shape, [](Value) { return false; }))
+        !isEpilogueCandidate(def, shape, [](Value) { return false; }))
       continue;
     bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
       return u != consumer && !set.contains(u);
@@ -377,8 +389,6 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
     for (unsigned i = 0; i < member->getNumOperands(); ++i)
       worklist.push_back({member, i});
   }
-  addGroup(GroupKind::reduce, set);
-  return true;
 }
 
 void Fuser::formReductionGroups() {
@@ -390,39 +400,10 @@ void Fuser::formReductionGroups() {
       continue;
     OpSet set;
     set.insert(reduce);
-    ArrayRef<int64_t> inShape = shapeOf(reduce.getInput());
-    unsigned recomputed = 0;
 
     // Producers of the reduce input's shape; a producer also used outside is
     // cloned (recomputed) while the budget lasts.
-    SmallVector<std::pair<Operation *, unsigned>> worklist{{reduce, 0}};
-    while (!worklist.empty()) {
-      Operation *consumer = worklist.back().first;
-      unsigned index = worklist.back().second;
-      worklist.pop_back();
-      Value v = consumer->getOperand(index);
-      Operation *def = v.getDefiningOp();
-      if (!isFree(def) || set.contains(def) ||
-          !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
-        continue;
-      bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
-        return u != consumer && !set.contains(u);
-      });
-      if (shared && recomputed >= options.maxRecompute) {
-        note(def, "not fused into the reduce as a producer: its result has "
-                  "other users and the recomputation budget is spent");
-        continue;
-      }
-      Operation *member = adoptProducer(consumer, index, shared, set);
-      if (!member) {
-        note(def, "not fused into the reduce: it would create a cycle");
-        continue;
-      }
-      if (shared)
-        ++recomputed;
-      for (unsigned i = 0; i < member->getNumOperands(); ++i)
-        worklist.push_back({member, i});
-    }
+    adoptReduceProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set);
 
     // Consumers of the reduce result's shape.
     ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());

@@ -84,6 +84,9 @@ private:
   void collectRowProducers(ArrayRef<Operation *> seeds, const ReduceRows &rows,
                            const OpSet &set,
                            SmallVectorImpl<Operation *> &cone);
+  void adoptReduceProducers(
+      SmallVector<std::pair<Operation *, unsigned>> worklist,
+      ArrayRef<int64_t> shape, OpSet &set);
   bool formMultiReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
