@@ -232,10 +232,13 @@ LogicalResult MultiReduceKernelBuilder::emitHeldRow(OpBuilder &b, Value base,
         bindSplat(*eval, v, value);
   }
 
-  // Results over the rows, vector by vector, then the per-row ones.
+  // Results over the rows: every vector's values first (their other loads,
+  // gamma and beta, issue together rather than each after the previous
+  // vector's stores), then the stores; then the per-row results.
   ValueRange yielded = group.getYield().getValues();
-  for (int64_t c = 0; c < numVectors; ++c) {
-    SmallVector<std::pair<unsigned, SmallVector<Value>>> values;
+  SmallVector<SmallVector<std::pair<unsigned, SmallVector<Value>>>> values(
+      numVectors);
+  for (int64_t c = 0; c < numVectors; ++c)
     for (auto [i, v] : llvm::enumerate(yielded)) {
       if (!info.spansRows(v))
         continue;
@@ -243,15 +246,14 @@ LogicalResult MultiReduceKernelBuilder::emitHeldRow(OpBuilder &b, Value base,
           evals[c]->evaluate(v, {AccessKind::Contiguous, {offsets[c]}});
       if (failed(lanes))
         return failure();
-      values.push_back({unsigned(i), *lanes});
+      values[c].push_back({unsigned(i), *lanes});
     }
-    if (values.empty())
-      break;
+  for (int64_t c = 0; c < numVectors && !values[c].empty(); ++c) {
     Value store = inRange;
     if (valid[c])
       store = arith::AndIOp::create(b, loc, valid[c], inRange);
     emitIf(b, store, [&] {
-      for (auto &[i, lanes] : values)
+      for (auto &[i, lanes] : values[c])
         evals[c]->store(lanes, getElementType(group.getResult(i)),
                         flatOutputs[i], offsets[c]);
     });
