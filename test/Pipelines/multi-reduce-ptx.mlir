@@ -66,11 +66,11 @@ func.func @layer_norm_f16(%x: tensor<4096x768xf16>, %g: tensor<768xf16>, %b: ten
   return %yb : tensor<4096x768xf16>
 }
 
-func.func @long_rows(%x: tensor<8x131072xf32>) -> tensor<8x131072xf32> {
-  %m = kgraph.reduce max %x axes = [1] keep_dims : tensor<8x131072xf32>
-  %d = kgraph.sub %x, %m : tensor<8x131072xf32>, tensor<8x1xf32>
-  %e = kgraph.exp %d : tensor<8x131072xf32>
-  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<8x131072xf32>
-  %o = kgraph.div %e, %s : tensor<8x131072xf32>, tensor<8x1xf32>
-  return %o : tensor<8x131072xf32>
+func.func @long_rows(%x: tensor<128x131072xf32>) -> tensor<128x131072xf32> {
+  %m = kgraph.reduce max %x axes = [1] keep_dims : tensor<128x131072xf32>
+  %d = kgraph.sub %x, %m : tensor<128x131072xf32>, tensor<128x1xf32>
+  %e = kgraph.exp %d : tensor<128x131072xf32>
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<128x131072xf32>
+  %o = kgraph.div %e, %s : tensor<128x131072xf32>, tensor<128x1xf32>
+  return %o : tensor<128x131072xf32>
 }

@@ -226,3 +226,37 @@ func.func @unrelated_siblings(%x: tensor<6x33xf32>, %y: tensor<6x33xf32>) -> (te
   %b = kgraph.reduce sum %y axes = [1] : tensor<6x33xf32>
   return %a, %b : tensor<6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// Not fused: 64 rows of 131072 f32 are too long for registers and too few
+// to fill a GPU with a block each (isMultiReductionProfitable); with 128 such
+// rows the softmax is one group.
+// CHECK-LABEL: func @few_long_rows
+// CHECK: kgraph.reduce max
+// CHECK: kgraph.fused reduce
+// CHECK: kgraph.reduce sum
+// CHECK-NEXT: kgraph.yield
+// CHECK: kgraph.fused elementwise
+// CHECK-LABEL: func @many_long_rows
+// CHECK: kgraph.fused reduce
+// CHECK: kgraph.reduce max
+// CHECK: kgraph.reduce sum
+// CHECK-NEXT: kgraph.div
+// CHECK-NOT: kgraph.fused
+func.func @few_long_rows(%x: tensor<64x131072xf32>) -> tensor<64x131072xf32> {
+  %m = kgraph.reduce max %x axes = [1] keep_dims : tensor<64x131072xf32>
+  %d = kgraph.sub %x, %m : tensor<64x131072xf32>, tensor<64x1xf32>
+  %e = kgraph.exp %d : tensor<64x131072xf32>
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<64x131072xf32>
+  %o = kgraph.div %e, %s : tensor<64x131072xf32>, tensor<64x1xf32>
+  return %o : tensor<64x131072xf32>
+}
+func.func @many_long_rows(%x: tensor<128x131072xf32>) -> tensor<128x131072xf32> {
+  %m = kgraph.reduce max %x axes = [1] keep_dims : tensor<128x131072xf32>
+  %d = kgraph.sub %x, %m : tensor<128x131072xf32>, tensor<128x1xf32>
+  %e = kgraph.exp %d : tensor<128x131072xf32>
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<128x131072xf32>
+  %o = kgraph.div %e, %s : tensor<128x131072xf32>, tensor<128x1xf32>
+  return %o : tensor<128x131072xf32>
+}

@@ -10,6 +10,7 @@
 #include "Fuser.h"
 
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -260,6 +261,12 @@ void Fuser::collectRowProducers(ArrayRef<Operation *> seeds,
 /// forms the single-pass group.
 bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
   ReduceRows rows = getReduceRows(reduce);
+  if (!isMultiReductionProfitable(rows)) {
+    note(reduce, "no multi-reduction group: " + Twine(rows.getNumRows()) +
+                     " rows too long to hold in registers are too few to "
+                     "fill the GPU");
+    return false;
+  }
   OpSet set;
   set.insert(reduce);
   auto inSet = [&](Value v) {

@@ -191,6 +191,16 @@ LogicalResult kgraph::verifyReduceGroup(FusedOp group) {
   return success(succeeded(analyzeReduceGroup(group)));
 }
 
+bool kgraph::isMultiReductionProfitable(const ReduceRows &rows) {
+  int64_t numRows = std::max<int64_t>(1, rows.getNumRows());
+  int64_t rowSize = 1;
+  for (int64_t d : rows.shape)
+    rowSize *= d;
+  rowSize /= numRows;
+  return rowSize <= 1024 * kMaxRowElementsPerThread ||
+         numRows >= kMinRereadRows;
+}
+
 /// Largest power of two W <= maxWidth dividing `extent`.
 static int64_t widestDivisor(int64_t extent, int64_t maxWidth) {
   int64_t w = std::max<int64_t>(1, maxWidth);

@@ -112,6 +112,18 @@ mlir::LogicalResult verifyReduceGroup(FusedOp group);
 /// registers at most (row_vectors * vector_width).
 inline constexpr int64_t kMaxRowElementsPerThread = 64;
 
+/// Rows of more elements than 1024 threads hold (kMaxRowElementsPerThread
+/// each) that a multi-reduction group needs at least: a kernel that re-reads
+/// its rows runs a block per row, and fewer rows than about a GPU's SMs leave
+/// it mostly idle, where separate kernels spread their elementwise passes
+/// over the whole GPU.
+inline constexpr int64_t kMinRereadRows = 128;
+
+/// Whether one multi-reduction kernel over `rows` pays against separate
+/// kernels (kgraph-fuse's test): its rows fit in registers, or there are at
+/// least kMinRereadRows of them.
+bool isMultiReductionProfitable(const ReduceRows &rows);
+
 /// The configuration kgraph-tile picks for the reduction group `info` on
 /// `target`. Single-pass groups:
 ///  - T = 1 (a thread per output) when the innermost dimension is kept and
