@@ -11,6 +11,7 @@ GEMMs pin configurations where the default for a tiny shape would not
 reach the path (cp.async pipelines, wgmma, TMA).
 """
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -113,6 +114,169 @@ add("reduce_fused_chain_f32",
     f"  return %r : {t([6], 'f32')}\n}}\n",
     [([6, 45], "f32", -1.0, 1.0), ([45], "f32", -1.0, 1.0)],
     lambda x, b: torch.exp(x + b).sum(dim=1) * 0.5, (1e-5, 1e-5))
+
+
+# ---- multi-reduction groups (issue 12) ------------------------------------------------
+
+def rows(name, args, body, outs, ref, tol, config=None):
+    """A graph over `args` [(name, shape, dtype, lo, hi)] whose `body` (op
+    lines on %name) defines `outs` [(value, shape, dtype)]; with `config`,
+    the ops are one kgraph.fused group pinned to it."""
+    sig = ", ".join(f"%{n}: {t(sh, d)}" for n, sh, d, _, _ in args)
+    rtypes = ", ".join(t(sh, d) for _, sh, d in outs)
+    values = ", ".join(f"%{v}" for v, _, _ in outs)
+    lines = "".join(f"  {l}\n" for l in body)
+    if config:
+        for n, *_ in args:
+            lines = re.sub(rf"%{n}\b", f"%{n}_", lines)
+        k = len(outs)
+        res = "%0" if k == 1 else f"%0:{k}"
+        rets = "%0" if k == 1 else ", ".join(f"%0#{i}" for i in range(k))
+        lines = (f"  {res} = kgraph.fused ({', '.join(f'%{n}' for n, *_ in args)}) "
+                 f"{{kgraph.config = {config}}} : ({', '.join(t(sh, d) for _, sh, d, _, _ in args)})"
+                 f" -> ({rtypes}) {{\n  ^bb0({', '.join(f'%{n}_: {t(sh, d)}' for n, sh, d, _, _ in args)}):\n"
+                 + lines.replace("  ", "    ", 1).replace("\n  ", "\n    ")
+                 + f"    kgraph.yield {values} : {rtypes}\n  }}\n")
+        values = rets
+    text = f"func.func @main({sig}) -> ({rtypes}) {{\n{lines}  return {values} : {rtypes}\n}}\n"
+    add(name, text, [a[1:] for a in args], ref, tol)
+
+
+def rcfg(threads, rows_, width, grid, held):
+    return (f"#kgraph.reduce_config<threads_per_row = {threads}, rows_per_block = {rows_}, "
+            f"vector_width = {width}, grid_size = {grid}, row_vectors = {held}>")
+
+
+def softmax(name, shape, dt, axes, log=False, config=None, lo=-3.0, hi=3.0):
+    """softmax (log-softmax) over `axes`, each value rounded to `dt` as the
+    kernel rounds it."""
+    ty = t(shape, dt)
+    kept = [1 if d in axes else s for d, s in enumerate(shape)]
+    ax = ", ".join(map(str, axes))
+    body = [f"%m = kgraph.reduce max %x axes = [{ax}] keep_dims : {ty}",
+            f"%d = kgraph.sub %x, %m : {ty}, {t(kept, dt)}",
+            f"%e = kgraph.exp %d : {ty}",
+            f"%s = kgraph.reduce sum %e axes = [{ax}] keep_dims : {ty}"]
+    if log:
+        body += [f"%l = kgraph.log %s : {t(kept, dt)}", f"%o = kgraph.sub %d, %l : {ty}, {t(kept, dt)}"]
+    else:
+        body += [f"%o = kgraph.div %e, %s : {ty}, {t(kept, dt)}"]
+
+    def ref(x):
+        d = rnd(x - x.amax(dim=tuple(axes), keepdim=True), dt)
+        e = rnd(torch.exp(d), dt)
+        s_ = rnd(e.sum(dim=tuple(axes), keepdim=True), dt)
+        return rnd(d - rnd(torch.log(s_), dt), dt) if log else rnd(e / s_, dt)
+    n = math.prod(shape[a] for a in axes)
+    rows(name, [("x", shape, dt, lo, hi)], body, [("o", shape, dt)], ref,
+         (2 * U[dt] + U["f32"] * math.sqrt(n), U[dt]), config)
+
+
+def layer_norm(name, shape, dt, axes, rms=False, affine=True, config=None):
+    """(x - mean) * rsqrt(var + eps) * g + b over `axes` (the trailing
+    dims); with `rms`, x * rsqrt(mean(x^2) + eps) * g."""
+    ty = t(shape, dt)
+    kept = [1 if d in axes else s for d, s in enumerate(shape)]
+    inner = shape[min(axes):]
+    ax = ", ".join(map(str, axes))
+    tk, ti = t(kept, dt), t(inner, dt)
+    body = [f"%eps = arith.constant dense<1.0e-5> : {t([], dt)}"]
+    if rms:
+        body += [f"%sq = kgraph.mul %x, %x : {ty}, {ty}",
+                 f"%v = kgraph.reduce mean %sq axes = [{ax}] keep_dims : {ty}"]
+        d = "%x"
+    else:
+        body += [f"%mu = kgraph.reduce mean %x axes = [{ax}] keep_dims : {ty}",
+                 f"%d = kgraph.sub %x, %mu : {ty}, {tk}",
+                 f"%sq = kgraph.mul %d, %d : {ty}, {ty}",
+                 f"%v = kgraph.reduce mean %sq axes = [{ax}] keep_dims : {ty}"]
+        d = "%d"
+    body += [f"%ve = kgraph.add %v, %eps : {tk}, {t([], dt)}",
+             f"%r = kgraph.rsqrt %ve : {tk}",
+             f"%y = kgraph.mul {d}, %r : {ty}, {tk}"]
+    args = [("x", shape, dt, -3.0, 3.0)]
+    out = "%y"
+    if affine:
+        body += [f"%yg = kgraph.mul %y, %g : {ty}, {ti}"]
+        args.append(("g", inner, dt, 0.5, 1.5))
+        out = "%yg"
+        if not rms:
+            body += [f"%yb = kgraph.add %yg, %b : {ty}, {ti}"]
+            args.append(("b", inner, dt, -0.5, 0.5))
+            out = "%yb"
+    dims = tuple(axes)
+
+    def ref(x, g=None, b=None):
+        eps = rnd(torch.tensor(1e-5, dtype=torch.float64), dt)
+        if rms:
+            d_ = x
+            v = rnd(rnd(x * x, dt).mean(dim=dims, keepdim=True), dt)
+        else:
+            d_ = rnd(x - rnd(x.mean(dim=dims, keepdim=True), dt), dt)
+            v = rnd(rnd(d_ * d_, dt).mean(dim=dims, keepdim=True), dt)
+        y = rnd(d_ * rnd(torch.rsqrt(rnd(v + eps, dt)), dt), dt)
+        if g is not None:
+            y = rnd(y * g, dt)
+        if b is not None:
+            y = rnd(y + b, dt)
+        return y
+    rows(name, args, body, [(out[1:], shape, dt)], ref, (2 * U[dt] + 1e-6, 2 * U[dt]), config)
+
+
+# Chosen configurations: rows held in registers, partly filled last vectors
+# (300 = 75 vectors over 32 threads), rows of more than a warp (shared
+# memory), odd rows (scalar loads), f16/bf16 vectors, a row over two axes,
+# strided rows (a middle axis), one row of everything, size-1 axes, many
+# short rows per block (the last block's rows past the end).
+softmax("softmax_rows_f32", [7, 300], "f32", [1])
+softmax("softmax_long_rows_f32", [3, 4100], "f32", [1])
+softmax("log_softmax_odd_f16", [5, 77], "f16", [1], log=True)
+softmax("softmax_middle_bf16", [4, 33, 5], "bf16", [1])
+softmax("softmax_all_f32", [5, 7, 3], "f32", [0, 1, 2])
+softmax("softmax_unit_axis_f32", [5, 1, 7], "f32", [1])
+softmax("softmax_short_rows_f32", [100, 24], "f32", [1])
+layer_norm("layer_norm_f16", [9, 64], "f16", [1])
+layer_norm("layer_norm_two_axes_bf16", [6, 10, 18], "bf16", [1, 2])
+layer_norm("rms_norm_odd_f32", [5, 33], "f32", [1], rms=True)
+# Pinned: re-reading the rows (row_vectors = 0) within a warp and past one,
+# a thread holding whole rows, and a block per row with one partly filled
+# vector per thread.
+softmax("softmax_stream_f32", [3, 130], "f32", [1], config=rcfg(32, 1, 2, 3, 0))
+softmax("log_softmax_stream_smem_f16", [5, 200], "f16", [1], log=True,
+        config=rcfg(64, 2, 8, 3, 0))
+layer_norm("layer_norm_thread_rows_f16", [40, 16], "f16", [1], config=rcfg(1, 64, 8, 1, 2))
+softmax("softmax_held_smem_f32", [3, 300], "f32", [1], config=rcfg(128, 1, 4, 3, 1))
+# Standard deviation down the columns, with the standardized values: two
+# results (per row and over the rows), strided rows.
+rows("std_cols_two_results_f32", [("x", [37, 9], "f32", -2.0, 2.0)],
+     [f"%mu = kgraph.reduce mean %x axes = [0] keep_dims : {t([37, 9], 'f32')}",
+      f"%d = kgraph.sub %x, %mu : {t([37, 9], 'f32')}, {t([1, 9], 'f32')}",
+      f"%sq = kgraph.mul %d, %d : {t([37, 9], 'f32')}, {t([37, 9], 'f32')}",
+      f"%v = kgraph.reduce mean %sq axes = [0] keep_dims : {t([37, 9], 'f32')}",
+      f"%sd = kgraph.sqrt %v : {t([1, 9], 'f32')}",
+      f"%z = kgraph.div %d, %sd : {t([37, 9], 'f32')}, {t([1, 9], 'f32')}"],
+     [("sd", [1, 9], "f32"), ("z", [37, 9], "f32")],
+     lambda x: (x.std(dim=0, unbiased=False, keepdim=True),
+                (x - x.mean(dim=0, keepdim=True)) / x.std(dim=0, unbiased=False, keepdim=True)),
+     (1e-5, 1e-6))
+# Variance as E[x^2] - E[x]^2: two sibling reductions of the same rows.
+rows("variance_siblings_f32", [("x", [6, 45], "f32", -2.0, 2.0)],
+     [f"%mu = kgraph.reduce mean %x axes = [1] : {t([6, 45], 'f32')}",
+      f"%sq = kgraph.mul %x, %x : {t([6, 45], 'f32')}, {t([6, 45], 'f32')}",
+      f"%m2 = kgraph.reduce mean %sq axes = [1] : {t([6, 45], 'f32')}",
+      f"%mm = kgraph.mul %mu, %mu : {t([6], 'f32')}, {t([6], 'f32')}",
+      f"%v = kgraph.sub %m2, %mm : {t([6], 'f32')}, {t([6], 'f32')}"],
+     [("v", [6], "f32"), ("mu", [6], "f32")],
+     lambda x: (x.var(dim=1, unbiased=False), x.mean(dim=1)), (1e-5, 2e-6))
+# Integers: a max, then a sum of the differences, both used over the rows.
+rows("max_sum_rows_i32", [("x", [6, 50], "i32", -1000, 1000)],
+     [f"%m = kgraph.reduce max %x axes = [1] keep_dims : {t([6, 50], 'i32')}",
+      f"%d = kgraph.sub %x, %m : {t([6, 50], 'i32')}, {t([6, 1], 'i32')}",
+      f"%s = kgraph.reduce sum %d axes = [1] keep_dims : {t([6, 50], 'i32')}",
+      f"%o = kgraph.add %d, %s : {t([6, 50], 'i32')}, {t([6, 1], 'i32')}"],
+     [("o", [6, 50], "i32")],
+     lambda x: (x - x.amax(dim=1, keepdim=True)) + (x - x.amax(dim=1, keepdim=True)).sum(dim=1, keepdim=True),
+     (0.0, 0.0))
 
 
 # ---- elementwise and broadcasting ------------------------------------------------------

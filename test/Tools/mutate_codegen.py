@@ -260,6 +260,20 @@ MUTATIONS = [
         "        w = filter[(cst(coords[1]) * p.kw + cst(coords[0])) * p.groupIn +\n",
         "a depthwise conv's preloaded filter taps are read with kh and kw "
         "swapped"),
+    Mutation(
+        "held_vector_past_row", D + "MultiReduceEmitter.cpp",
+        "        if (valid[c])\n"
+        "          x = arith::SelectOp::create(b, loc, valid[c], x, identity);\n",
+        "        if (false)\n"
+        "          x = arith::SelectOp::create(b, loc, valid[c], x, identity);\n",
+        "ragged edge: a multi-reduction kernel's vector past the row's end (the "
+        "row's last vector again) counts in the reductions"),
+    Mutation(
+        "row_total_lane0_only", D + "MultiReduceEmitter.cpp",
+        "partials.lookup(acc.getType()), /*everyLane=*/true);\n",
+        "partials.lookup(acc.getType()), /*everyLane=*/false);\n",
+        "a multi-reduction kernel combines a row of more than a warp so that "
+        "only lane 0 of each warp has the total (the other lanes use a partial)"),
 ]
 
 # The kernel-interpreter lit tests (stage 1) and the tests never run on a

@@ -8,7 +8,10 @@ of the dialect is drawn (elementwise, cast, compare, select, matmul, conv2d,
 pool2d, reduce, reshape, transpose, slice, concat, broadcast_to, splat and
 small dense arith.constant), over every element type, both layouts,
 broadcasting operands (lower rank, size-1 dims, rank-0 and splat
-constants) and odd shapes (1, primes, powers of two and their neighbours).
+constants) and odd shapes (1, primes, powers of two and their neighbours),
+and chains of reductions of the same rows through elementwise ops over the
+rows (softmax, centering and variance, RMS-style scaling: multi-reduction
+groups).
 The generator builds only what the verifiers accept; the fuzzer treats a
 verifier error as a bug of the generator.
 
@@ -459,6 +462,63 @@ class _Builder:
                   f"kgraph.reduce {kind} %{v.name} axes = [{', '.join(map(str, axes))}]"
                   f"{' keep_dims' if keep else ''} : {v.type}")
 
+    def op_row_chain(self):
+        """Reductions of the same rows chained through elementwise ops over
+        the rows (a multi-reduction group: softmax, centering and variance,
+        RMS-style scaling), their per-row results broadcast back along the
+        rows (keep_dims, or without it when the reduced axes lead)."""
+        v = self.pick(lambda x: x.rank >= 1 and x.dtype in DTYPES)
+        if v is None:
+            return
+        ints = v.dtype in INTS
+        k = self.rnd.randint(1, v.rank)
+        axes = (list(range(k)) if self.chance(0.2) else
+                sorted(self.rnd.sample(range(v.rank), k)))
+        kept = tuple(1 if i in axes else d for i, d in enumerate(v.shape))
+        leading = axes == list(range(len(axes)))
+
+        def reduce(kind, x, keep=True):
+            shape = kept if keep else tuple(d for i, d in enumerate(x.shape) if i not in axes)
+            if kind == "sum" and not ints:
+                self.g.gpu_safe = self.g.gpu_safe and x.dtype == "f32"
+            return self.emit("reduce", [x], {"kind": kind, "axes": tuple(axes), "keep_dims": keep},
+                             shape, x.dtype,
+                             f"kgraph.reduce {kind} %{x.name} axes = [{', '.join(map(str, axes))}]"
+                             f"{' keep_dims' if keep else ''} : {x.type}")
+
+        def binary(op, a, b):
+            shape = broadcast_shapes(a.shape, b.shape)
+            return self.emit(op, [a, b], {}, shape, a.dtype,
+                             f"kgraph.{op} %{a.name}, %{b.name} : {a.type}, {b.type}")
+
+        self.g.tags.add("pattern:multi_reduction")
+        pattern = self.rnd.choice(("center", "scale") if ints else ("softmax", "center", "scale"))
+        # Without keep_dims the per-row values broadcast along the rows only
+        # when the reduced axes lead.
+        keep = not leading or self.chance(0.5)
+        if pattern == "softmax":
+            # exp(x - max) <= 1 and the row sum >= 1: well conditioned.
+            m = reduce("max", v, keep)
+            d = binary("sub", v, m)
+            e = self.emit("exp", [d], {}, d.shape, d.dtype, f"kgraph.exp %{d.name} : {d.type}")
+            s_ = reduce("sum", e, keep)
+            binary("div", e, s_)
+            return
+        first = "max" if ints else self.rnd.choice(("mean", "max"))
+        if pattern == "center":
+            mu = reduce(first, v, keep)
+            d = binary("sub", v, mu)
+            sq = binary("mul", d, d)
+        else:
+            d = v
+            sq = binary("mul", v, v)
+        second = self.rnd.choice(("sum", "max") if ints else ("mean", "sum", "max"))
+        var = reduce(second, sq, keep or self.chance(0.5))
+        if self.chance(0.6) and (var.shape == kept or leading):
+            binary(self.rnd.choice(("mul", "add", "sub")), d, var)
+        else:
+            binary("add", var, self.constant((), v.dtype))
+
     def emit_slice(self, v, offs, sizes, strides):
         return self.emit("slice", [v], {"offsets": offs, "sizes": sizes, "strides": strides},
                          tuple(sizes), v.dtype,
@@ -568,10 +628,11 @@ class _Builder:
             "stencil": [(self.op_conv2d, 3), (self.op_pool2d, 3), (self.op_binary, 3),
                         (self.op_unary, 2), (self.op_select, 1), (self.op_compare, 1)],
             "pool": [(self.op_pool2d, 5), (self.op_unary, 1), (self.op_binary, 1)],
-            "reduce": [(self.op_reduce, 4), (self.op_binary, 3), (self.op_unary, 2),
-                       (self.op_cast, 1)],
+            "reduce": [(self.op_reduce, 4), (self.op_row_chain, 2), (self.op_binary, 3),
+                       (self.op_unary, 2), (self.op_cast, 1)],
             "mixed": [(self.op_binary, 4), (self.op_unary, 3), (self.op_matmul, 1),
                       (self.op_conv2d, 1), (self.op_pool2d, 1), (self.op_reduce, 2),
+                      (self.op_row_chain, 1),
                       (self.op_cast, 1), (self.op_clamp, 1), (self.op_compare, 1),
                       (self.op_select, 1)],
         }[theme]
@@ -651,6 +712,10 @@ def _eval_node(torch, F, n, vals):
         f = {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
              "max": torch.maximum, "min": torch.minimum}[k]
         return _round(torch, f(xs[0], xs[1]), dt)
+    if k == "div" and dt in FLOATS:
+        return _round(torch, xs[0] / xs[1], dt)
+    if k == "exp":
+        return _round(torch, torch.exp(xs[0]), dt)
     if k == "neg":
         return _round(torch, -xs[0], dt)
     if k == "abs":
@@ -864,8 +929,9 @@ F16_MAX = 65504.0
 def gpu_graph(seed, max_tries=64, small=False):
     """A graph for the GPU sample: verifier-valid, no data movement, and a
     reference that random inputs do not make ill-conditioned (``gpu_safe``:
-    no div/pow/log/sqrt/rsqrt/exp, no float compares or float-to-int casts,
-    no accumulation longer than 4096). Returns (graph, the sub-seed used).
+    no div/pow/log/sqrt/rsqrt/exp but a softmax's exp(x - max) and division
+    by its row sum, no float compares or float-to-int casts, no
+    accumulation longer than 4096). Returns (graph, the sub-seed used).
     ``small``: graphs of generate(small=True) with at most SMALL_MAX_MACS
     multiply-adds per matmul or conv2d (for the CPU kernel interpreter)."""
     for t in range(max_tries):

@@ -87,16 +87,11 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
   OpBuilder b(kernel.getContext());
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Block &body = group.getBody().front();
-  unsigned numInputs = group.getInputs().size();
 
   // Flat 1-D views of every buffer.
   DenseMap<Value, Value> flatArgs;
-  for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
   SmallVector<Value> flatOutputs;
-  for (unsigned i = 0; i < group.getNumResults(); ++i)
-    flatOutputs.push_back(flattenMemRef(b, loc, entry.getArgument(numInputs + i)));
+  flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
 
   auto outType = llvm::cast<ShapedType>(group.getResultTypes().front());
   int64_t numElements = outType.getNumElements();

@@ -33,6 +33,19 @@ Value kgraph::detail::flattenMemRef(OpBuilder &b, Location loc, Value memref) {
                                            ArrayRef<int64_t>{1});
 }
 
+void kgraph::detail::flattenGroupBuffers(OpBuilder &b, Location loc,
+                                         FusedOp group, Block &entry,
+                                         DenseMap<Value, Value> &flatArgs,
+                                         SmallVectorImpl<Value> &flatOutputs) {
+  Block &body = group.getBody().front();
+  unsigned numInputs = group.getInputs().size();
+  for (unsigned i = 0; i < numInputs; ++i)
+    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
+  for (unsigned i = 0; i < group.getNumResults(); ++i)
+    flatOutputs.push_back(
+        flattenMemRef(b, loc, entry.getArgument(numInputs + i)));
+}
+
 Value LaneEvaluator::indexConst(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }

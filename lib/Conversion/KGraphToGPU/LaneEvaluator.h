@@ -24,6 +24,7 @@
 #define KGRAPH_LIB_CONVERSION_KGRAPHTOGPU_LANEEVALUATOR_H
 
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -46,6 +47,15 @@ struct Access {
 /// A dense row-major memref viewed as 1-D (free: a reinterpret_cast).
 mlir::Value flattenMemRef(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value memref);
+
+/// Flat views of the buffers of `group`'s kernel, whose entry block takes
+/// the group's inputs, then its results: `flatArgs` maps each block argument
+/// of the group's body to its input's view; `flatOutputs` gets one view per
+/// result.
+void flattenGroupBuffers(mlir::OpBuilder &b, mlir::Location loc,
+                         FusedOp group, mlir::Block &entry,
+                         llvm::DenseMap<mlir::Value, mlir::Value> &flatArgs,
+                         llvm::SmallVectorImpl<mlir::Value> &flatOutputs);
 
 /// Evaluates values of a group on W lanes: loads block arguments (through
 /// `flatArgs`, the flat view of each), clones splat constants and emits

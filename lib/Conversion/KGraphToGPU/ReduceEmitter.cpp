@@ -22,11 +22,14 @@
 // f32 sum by the row size. The result is rounded to the reduce's element
 // type, as are the values of every producer and consumer, so the group
 // computes exactly what its ops compute one at a time (up to the order of
-// the additions).
+// the additions). The combining steps are shared with the multi-reduction
+// kernel (ReduceCombine.h, defined here); multi-reduction groups go to
+// MultiReduceEmitter.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LaneEvaluator.h"
+#include "ReduceCombine.h"
 #include "ScalarOps.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
@@ -46,13 +49,110 @@ static Type getElementType(Value v) {
 }
 
 LogicalResult kgraph::checkReduceGroup(FusedOp group, ReduceConfigAttr config) {
-  if (failed(verifyReduceGroup(group)))
+  FailureOr<ReduceGroupInfo> info = analyzeReduceGroup(group);
+  if (failed(info))
     return failure();
-  FailureOr<ReduceLayout> layout = getReduceLayout(getSoleReduceOp(group));
-  if (failed(layout))
-    return failure();
-  return verifyReduceConfig(config, *layout, getWidestAccessBytes(group),
-                            [&] { return group.emitOpError(); });
+  return verifyReduceConfig(config, *info, [&] { return group.emitOpError(); });
+}
+
+//===----------------------------------------------------------------------===//
+// Shared steps (ReduceCombine.h)
+//===----------------------------------------------------------------------===//
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value kgraph::detail::emitRunOffset(OpBuilder &b, Location loc, Value linear,
+                                    ArrayRef<ReduceLayout::Run> runs) {
+  Value offset;
+  int64_t inner = 1; // product of the sizes of the runs inside run i
+  for (int64_t i = runs.size() - 1; i >= 0; --i) {
+    Value coord = linear;
+    if (inner != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, indexConst(b, loc, inner));
+    if (i != 0)
+      coord = arith::RemUIOp::create(b, loc, coord,
+                                     indexConst(b, loc, runs[i].size));
+    if (runs[i].stride != 1)
+      coord = arith::MulIOp::create(b, loc, coord,
+                                    indexConst(b, loc, runs[i].stride));
+    offset = offset ? arith::AddIOp::create(b, loc, offset, coord) : coord;
+    inner *= runs[i].size;
+  }
+  return offset ? offset : indexConst(b, loc, 0);
+}
+
+Value kgraph::detail::emitReduceIdentity(OpBuilder &b, Location loc,
+                                         ReduceKind kind, Type accType) {
+  bool isMax = kind == ReduceKind::max;
+  TypedAttr value;
+  if (llvm::isa<FloatType>(accType))
+    value = b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity()
+                                    : 0.0f);
+  else
+    value = b.getI32IntegerAttr(isMax ? std::numeric_limits<int32_t>::min()
+                                      : 0);
+  return arith::ConstantOp::create(b, loc, value);
+}
+
+Value kgraph::detail::emitReduceCombine(OpBuilder &b, Location loc,
+                                        ReduceKind kind, Value x, Value y) {
+  bool isFloat = llvm::isa<FloatType>(x.getType());
+  if (kind == ReduceKind::max)
+    // maximumf propagates NaN, as torch.amax does.
+    return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                   : Value(arith::MaxSIOp::create(b, loc, x, y));
+  return isFloat ? Value(arith::AddFOp::create(b, loc, x, y))
+                 : Value(arith::AddIOp::create(b, loc, x, y));
+}
+
+Value kgraph::detail::emitShuffleReduce(OpBuilder &b, Location loc,
+                                        ReduceKind kind, Value v, int64_t n) {
+  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, loc, v, int32_t(offset), 32,
+                                          gpu::ShuffleMode::XOR);
+    v = emitReduceCombine(b, loc, kind, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+Value kgraph::detail::emitRowCombine(OpBuilder &b, Location loc,
+                                     ReduceKind kind, Value v, int64_t threads,
+                                     Value lane, Value rowInBlock,
+                                     Value partials, bool everyLane) {
+  v = emitShuffleReduce(b, loc, kind, v, std::min<int64_t>(threads, 32));
+  int64_t warpsPerRow = threads / 32;
+  if (warpsPerRow <= 1)
+    return v;
+  auto c = [&](int64_t x) { return indexConst(b, loc, x); };
+  Value warpInRow = arith::DivUIOp::create(b, loc, lane, c(32));
+  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, c(32));
+  Value rowSlots = arith::MulIOp::create(b, loc, rowInBlock, c(warpsPerRow));
+  // The previous readers of the slots are done with them.
+  gpu::BarrierOp::create(b, loc);
+  Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         laneInWarp, c(0));
+  auto write = scf::IfOp::create(b, loc, isLeader);
+  {
+    OpBuilder wb = OpBuilder::atBlockBegin(write.thenBlock());
+    memref::StoreOp::create(
+        wb, loc, v, partials,
+        ValueRange{arith::AddIOp::create(wb, loc, rowSlots, warpInRow)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  // Every warp reads its row's slots (lanes past them read the identity)
+  // and reduces them again, so lane 0 of the row (with `everyLane`, every
+  // lane) has the total without another branch around the shuffles.
+  Value hasSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        laneInWarp, c(warpsPerRow));
+  Value slot = arith::AddIOp::create(
+      b, loc, rowSlots,
+      arith::MinUIOp::create(b, loc, laneInWarp, c(warpsPerRow - 1)));
+  Value partial = memref::LoadOp::create(b, loc, partials, slot);
+  v = arith::SelectOp::create(b, loc, hasSlot, partial,
+                              emitReduceIdentity(b, loc, kind, v.getType()));
+  return emitShuffleReduce(b, loc, kind, v, everyLane ? 32 : warpsPerRow);
 }
 
 namespace {
@@ -73,11 +173,16 @@ private:
   Value index(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
-  /// Input offset of run coordinates of `linear` (row-major over `runs`).
   Value runOffset(OpBuilder &b, Value linear,
-                  ArrayRef<ReduceLayout::Run> runs);
-  Value identity(OpBuilder &b);
-  Value combine(OpBuilder &b, Value x, Value y);
+                  ArrayRef<ReduceLayout::Run> runs) {
+    return emitRunOffset(b, loc, linear, runs);
+  }
+  Value identity(OpBuilder &b) {
+    return emitReduceIdentity(b, loc, reduce.getKind(), accType);
+  }
+  Value combine(OpBuilder &b, Value x, Value y) {
+    return emitReduceCombine(b, loc, reduce.getKind(), x, y);
+  }
   /// The W lanes of the reduce input at input offset `offset`.
   FailureOr<SmallVector<Value>> loadInput(OpBuilder &b, Value offset,
                                           int64_t width);
@@ -89,8 +194,6 @@ private:
   /// Finishes the reduction on `lanes`, applies the consumers and stores the
   /// W results at output `o`.
   LogicalResult finishAndStore(OpBuilder &b, ArrayRef<Value> lanes, Value o);
-  /// xor-shuffle reduction over aligned groups of `n` lanes (n <= 32).
-  Value shuffleReduce(OpBuilder &b, Value v, int64_t n);
 
   LogicalResult emitColumns(OpBuilder &b, Value tid, Value bid);
   LogicalResult emitRows(OpBuilder &b, Value tid, Value bid);
@@ -107,46 +210,6 @@ private:
 };
 
 } // namespace
-
-Value ReduceKernelBuilder::runOffset(OpBuilder &b, Value linear,
-                                     ArrayRef<ReduceLayout::Run> runs) {
-  Value offset;
-  int64_t inner = 1; // product of the sizes of the runs inside run i
-  for (int64_t i = runs.size() - 1; i >= 0; --i) {
-    Value coord = linear;
-    if (inner != 1)
-      coord = arith::DivUIOp::create(b, loc, coord, index(b, inner));
-    if (i != 0)
-      coord = arith::RemUIOp::create(b, loc, coord, index(b, runs[i].size));
-    if (runs[i].stride != 1)
-      coord = arith::MulIOp::create(b, loc, coord, index(b, runs[i].stride));
-    offset = offset ? arith::AddIOp::create(b, loc, offset, coord) : coord;
-    inner *= runs[i].size;
-  }
-  return offset ? offset : index(b, 0);
-}
-
-Value ReduceKernelBuilder::identity(OpBuilder &b) {
-  bool isMax = reduce.getKind() == ReduceKind::max;
-  TypedAttr value;
-  if (llvm::isa<FloatType>(accType))
-    value = b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity()
-                                    : 0.0f);
-  else
-    value = b.getI32IntegerAttr(isMax ? std::numeric_limits<int32_t>::min()
-                                      : 0);
-  return arith::ConstantOp::create(b, loc, value);
-}
-
-Value ReduceKernelBuilder::combine(OpBuilder &b, Value x, Value y) {
-  bool isFloat = llvm::isa<FloatType>(accType);
-  if (reduce.getKind() == ReduceKind::max)
-    // maximumf propagates NaN, as torch.amax does.
-    return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y))
-                   : Value(arith::MaxSIOp::create(b, loc, x, y));
-  return isFloat ? Value(arith::AddFOp::create(b, loc, x, y))
-                 : Value(arith::AddIOp::create(b, loc, x, y));
-}
 
 FailureOr<SmallVector<Value>>
 ReduceKernelBuilder::loadInput(OpBuilder &b, Value offset, int64_t width) {
@@ -205,15 +268,6 @@ LogicalResult ReduceKernelBuilder::finishAndStore(OpBuilder &b,
     return failure();
   eval.store(*out, getElementType(group.getResult(0)), flatOutput, o);
   return success();
-}
-
-Value ReduceKernelBuilder::shuffleReduce(OpBuilder &b, Value v, int64_t n) {
-  for (int64_t offset = n / 2; offset >= 1; offset /= 2) {
-    auto shuffle = gpu::ShuffleOp::create(b, loc, v, int32_t(offset), 32,
-                                          gpu::ShuffleMode::XOR);
-    v = combine(b, v, shuffle.getShuffleResult());
-  }
-  return v;
 }
 
 LogicalResult ReduceKernelBuilder::emitColumns(OpBuilder &b, Value tid,
@@ -295,41 +349,8 @@ LogicalResult ReduceKernelBuilder::emitRows(OpBuilder &b, Value tid,
         Value v = (*accs)[0];
         for (int64_t l = 1; l < width; ++l)
           v = combine(nb, v, (*accs)[l]);
-        v = shuffleReduce(nb, v, std::min<int64_t>(threads, 32));
-
-        if (warpsPerRow > 1) {
-          Value warpInRow =
-              arith::DivUIOp::create(nb, loc, lane, index(nb, 32));
-          Value laneInWarp =
-              arith::RemUIOp::create(nb, loc, lane, index(nb, 32));
-          Value rowSlots =
-              arith::MulIOp::create(nb, loc, rowInBlock, index(nb, warpsPerRow));
-          // The previous row group's readers are done with the slots.
-          gpu::BarrierOp::create(nb, loc);
-          Value isLeader = arith::CmpIOp::create(
-              nb, loc, arith::CmpIPredicate::eq, laneInWarp, index(nb, 0));
-          auto write = scf::IfOp::create(nb, loc, isLeader);
-          {
-            OpBuilder wb = OpBuilder::atBlockBegin(write.thenBlock());
-            memref::StoreOp::create(
-                wb, loc, v, partials,
-                ValueRange{arith::AddIOp::create(wb, loc, rowSlots, warpInRow)});
-          }
-          gpu::BarrierOp::create(nb, loc);
-          // Every warp reads its row's slots (lanes past them read the
-          // identity) and reduces them again, so lane 0 of the row has the
-          // total without another branch around the shuffles.
-          Value hasSlot = arith::CmpIOp::create(
-              nb, loc, arith::CmpIPredicate::ult, laneInWarp,
-              index(nb, warpsPerRow));
-          Value slot = arith::AddIOp::create(
-              nb, loc, rowSlots,
-              arith::MinUIOp::create(nb, loc, laneInWarp,
-                                     index(nb, warpsPerRow - 1)));
-          Value partial = memref::LoadOp::create(nb, loc, partials, slot);
-          v = arith::SelectOp::create(nb, loc, hasSlot, partial, identity(nb));
-          v = shuffleReduce(nb, v, warpsPerRow);
-        }
+        v = emitRowCombine(nb, loc, reduce.getKind(), v, threads, lane,
+                           rowInBlock, partials, /*everyLane=*/false);
 
         Value isFirst = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
                                               lane, index(nb, 0));
@@ -352,12 +373,9 @@ LogicalResult ReduceKernelBuilder::emit() {
   OpBuilder b(kernel.getContext());
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Block &body = group.getBody().front();
-  unsigned numInputs = group.getInputs().size();
-
-  for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
-  flatOutput = flattenMemRef(b, loc, entry.getArgument(numInputs));
+  SmallVector<Value> flatOutputs;
+  flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
+  flatOutput = flatOutputs.front();
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -370,11 +388,14 @@ LogicalResult ReduceKernelBuilder::emit() {
 
 LogicalResult kgraph::emitReduceKernel(FusedOp group, ReduceConfigAttr config,
                                        gpu::GPUFuncOp kernel) {
-  if (failed(checkReduceGroup(group, config)))
+  FailureOr<ReduceGroupInfo> info = analyzeReduceGroup(group);
+  if (failed(info) ||
+      failed(verifyReduceConfig(config, *info,
+                                [&] { return group.emitOpError(); })))
     return failure();
-  ReduceOp reduce = getSoleReduceOp(group);
-  FailureOr<ReduceLayout> layout = getReduceLayout(reduce);
-  if (failed(layout))
-    return failure();
-  return ReduceKernelBuilder(group, config, kernel, reduce, *layout).emit();
+  if (!info->singlePass)
+    return emitMultiReduceKernel(group, config, *info, kernel);
+  return ReduceKernelBuilder(group, config, kernel, info->reduces.front(),
+                             info->layout)
+      .emit();
 }

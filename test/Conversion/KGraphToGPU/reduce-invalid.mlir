@@ -36,7 +36,7 @@ module attributes {kgraph.target = "sm_80"} {
     %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 1, vector_width = 1, grid_size = 1>} : (tensor<4x8xf32>) -> tensor<f32> {
     ^bb0(%a: tensor<4x8xf32>):
       %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
-      // expected-error @+1 {{'kgraph.reduce' op is a second kgraph.reduce in one group; a reduction group has exactly one}}
+      // expected-error @+1 {{'kgraph.reduce' op does not reduce the rows of the group's first kgraph.reduce ('tensor<4x8xf32>' over axes [1]); the reductions of one group share their rows}}
       %t = kgraph.reduce sum %s axes = [0] : tensor<4xf32>
       kgraph.yield %t : tensor<f32>
     }
@@ -69,5 +69,20 @@ module attributes {kgraph.target = "sm_80"} {
       kgraph.yield %s : tensor<6xf16>
     }
     return %0 : tensor<6xf16>
+  }
+}
+
+// -----
+
+module attributes {kgraph.target = "sm_80"} {
+  func.func @held_row_too_short(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
+    // expected-error @+1 {{'kgraph.fused' op row_vectors 1 holds 1 x 256 x 2 = 512 elements of each row, fewer than its 1000}}
+    %0 = kgraph.fused (%x) {kgraph.config = #kgraph.reduce_config<threads_per_row = 256, rows_per_block = 1, vector_width = 2, grid_size = 4, row_vectors = 1>} : (tensor<4x1000xf32>) -> tensor<4x1000xf32> {
+    ^bb0(%a: tensor<4x1000xf32>):
+      %s = kgraph.reduce sum %a axes = [1] keep_dims : tensor<4x1000xf32>
+      %d = kgraph.div %a, %s : tensor<4x1000xf32>, tensor<4x1xf32>
+      kgraph.yield %d : tensor<4x1000xf32>
+    }
+    return %0 : tensor<4x1000xf32>
   }
 }

@@ -15,16 +15,34 @@ func.func @diamond(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x6
 }
 
 // A cycle through a reduce: %e feeds the reduce, and %d consumes both %e and
-// the reduce result (softmax numerator). With recomputation off the reduce
-// cannot take %e (it has another user), and %d cannot join %e's group.
+// the reduce result. The sum's result [4] broadcasts along the last dim of
+// [4, 4], not along the reduced rows, so %d cannot join a multi-reduction
+// group with the reduce. With recomputation off the reduce cannot take %e
+// (it has another user), and %d cannot join %e's group.
 // CHECK-LABEL: func @through_reduce
 // CHECK-NOT: kgraph.fused
-func.func @through_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+func.func @through_reduce(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-remark @below {{not fused: not fused into the reduce as a producer: its result has other users and the recomputation budget is spent}}
-  %e = kgraph.exp %x : tensor<4x8xf32>
+  %e = kgraph.exp %x : tensor<4x4xf32>
   // expected-remark @below {{not fused: reduce with no elementwise producer or consumer to fuse}}
-  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<4x8xf32>
+  %s = kgraph.reduce sum %e axes = [1] : tensor<4x4xf32>
   // expected-remark @below {{not fused: not fused with the elementwise group of its operand #0: it would create a cycle}}
+  %d = kgraph.div %e, %s : tensor<4x4xf32>, tensor<4xf32>
+  return %d : tensor<4x4xf32>
+}
+
+// The softmax numerator with the row sum kept as [4, 1]: one multi-reduction
+// group, which needs no recomputation (%e's users are both in it).
+// CHECK-LABEL: func @softmax_numerator
+// CHECK: kgraph.fused reduce
+// CHECK: kgraph.exp
+// CHECK-NEXT: kgraph.reduce sum
+// CHECK-NEXT: kgraph.div
+// CHECK-NOT: kgraph.fused
+func.func @softmax_numerator(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @below {{fused 3 ops into a reduction group with 1 result: kgraph.exp at}}
+  %e = kgraph.exp %x : tensor<4x8xf32>
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<4x8xf32>
   %d = kgraph.div %e, %s : tensor<4x8xf32>, tensor<4x1xf32>
   return %d : tensor<4x8xf32>
 }

@@ -90,3 +90,18 @@ func.func @lone_stencil(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32> {
   %1 = kgraph.pool2d avg %0 kernel = [2, 2] strides = [2, 2] layout = nhwc : tensor<1x8x8x2xf32>
   return %1 : tensor<1x4x4x2xf32>
 }
+
+// -----
+
+// A softmax is one reduction group, whose result the matmul reads.
+func.func @softmax_group(%x: tensor<8x64xf32>, %w: tensor<64x16xf32>) -> tensor<8x16xf32> {
+  // expected-remark @below {{fused 5 ops into a reduction group with 1 result: kgraph.reduce at 99:8, kgraph.sub at 100:8, kgraph.exp at 101:8, kgraph.reduce at 102:8, kgraph.div at 103:8}}
+  %m = kgraph.reduce max %x axes = [1] keep_dims : tensor<8x64xf32>
+  %d = kgraph.sub %x, %m : tensor<8x64xf32>, tensor<8x1xf32>
+  %e = kgraph.exp %d : tensor<8x64xf32>
+  %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<8x64xf32>
+  %p = kgraph.div %e, %s : tensor<8x64xf32>, tensor<8x1xf32>
+  // expected-remark @below {{not fused: no epilogue fused: its user 'func.return' is not an elementwise op of the result's shape}}
+  %y = kgraph.matmul %p, %w : tensor<8x64xf32>, tensor<64x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}

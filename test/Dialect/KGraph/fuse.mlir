@@ -205,17 +205,17 @@ func.func @existing_group(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Softmax numerator and sum: the reduce recomputes the exp, which frees the
-// exp + div group from the cycle it would otherwise close through the
-// reduce. Two kernels instead of three.
+// Softmax numerator and sum: one multi-reduction group (the exp feeds the
+// reduce and the div, both in the group; the row sum broadcasts back along
+// its rows).
 // CHECK-LABEL: func @softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
-// CHECK: %[[S:.*]] = kgraph.fused reduce (%[[X]]) : (tensor<4x8xf32>) -> tensor<4x1xf32> {
+// CHECK: %[[D:.*]] = kgraph.fused reduce (%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK: kgraph.exp
 // CHECK-NEXT: kgraph.reduce sum
-// CHECK: %[[D:.*]] = kgraph.fused elementwise (%[[X]], %[[S]]) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32> {
-// CHECK: kgraph.exp
 // CHECK-NEXT: kgraph.div
+// CHECK-NEXT: kgraph.yield
+// CHECK-NOT: kgraph.fused
 // CHECK: return %[[D]]
 func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %e = kgraph.exp %x : tensor<4x8xf32>

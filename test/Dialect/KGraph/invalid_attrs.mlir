@@ -136,6 +136,13 @@ func.func @reduce_grid() attributes {kgraph.config = #kgraph.reduce_config<threa
 
 // -----
 
+// expected-error @+1 {{row_vectors must be non-negative, got -1}}
+func.func @reduce_row_vectors() attributes {kgraph.config = #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 4, grid_size = 1, row_vectors = -1>} {
+  return
+}
+
+// -----
+
 // One test per message of StencilConfigAttr::verify.
 
 // expected-error @+1 {{tile_h and tile_w must be positive, got 0 x 32}}

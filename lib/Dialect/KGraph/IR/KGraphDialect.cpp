@@ -248,7 +248,8 @@ LogicalResult MatmulConfigAttr::verify(
 
 LogicalResult ReduceConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t threadsPerRow,
-    int64_t rowsPerBlock, int64_t vectorWidth, int64_t gridSize) {
+    int64_t rowsPerBlock, int64_t vectorWidth, int64_t gridSize,
+    int64_t rowVectors) {
   auto isPowerOfTwo = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
   if (!isPowerOfTwo(threadsPerRow) || threadsPerRow > 1024)
     return emitError() << "threads_per_row must be a power of two in [1, "
@@ -268,6 +269,9 @@ LogicalResult ReduceConfigAttr::verify(
   if (gridSize <= 0 || gridSize > 2147483647)
     return emitError() << "grid_size must be in [1, 2^31 - 1], got "
                        << gridSize;
+  if (rowVectors < 0)
+    return emitError() << "row_vectors must be non-negative, got "
+                       << rowVectors;
   return success();
 }
 

@@ -2,14 +2,15 @@
 //
 // The four phases of the grouping, in the order of docs/fusion.md: stencil
 // chains, GEMM anchors with epilogue and prologue, reductions with producers
-// and consumers, then maximal elementwise groups (Fuser.h; the rules are
-// FusionRules.h).
+// and consumers (several reductions of the same rows in one group), then
+// maximal elementwise groups (Fuser.h; the rules are FusionRules.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Fuser.h"
 
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
+#include "kgraph/Dialect/KGraph/Transforms/ReduceTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -288,46 +289,192 @@ void Fuser::formWindowGroups() {
 // Phase 3: reductions
 //===----------------------------------------------------------------------===//
 
+/// The unshared producers over the rows of `rows` that feed `seeds`: free
+/// elementwise ops of the rows' shape (their operands broadcast to it) all
+/// of whose users are in `set` or already in `cone`, transitively; appended
+/// to `cone`.
+void Fuser::collectRowProducers(ArrayRef<Operation *> seeds,
+                                const ReduceRows &rows, const OpSet &set,
+                                SmallVectorImpl<Operation *> &cone) {
+  SmallVector<Operation *> worklist(seeds.begin(), seeds.end());
+  while (!worklist.empty()) {
+    Operation *consumer = worklist.pop_back_val();
+    for (Value operand : consumer->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!isFree(def) || set.contains(def) || llvm::is_contained(cone, def) ||
+          !isEpilogueCandidate(def, rows.shape, [](Value) { return false; }) ||
+          !llvm::all_of(def->getUsers(), [&](Operation *u) {
+            return set.contains(u) || llvm::is_contained(cone, u);
+          }))
+        continue;
+      cone.push_back(def);
+      worklist.push_back(def);
+    }
+  }
+}
+
+/// A multi-reduction group over the rows of `reduce` (docs/fusion.md): grown
+/// to a fixed point by (a) the free ops that read its values and may join
+/// it (isRowGroupOp: reductions of the same rows, elementwise ops over the
+/// rows or per row), (b) the producers over the rows whose users are all in
+/// it, (c) sibling reductions of the same rows whose unshared producers read
+/// a value the group reads (E[x^2] beside E[x]); then shared producers are
+/// recomputed within the budget, as for a single reduction. Returns false,
+/// changing nothing, when the group would read its rows only once (one
+/// reduction, nothing over the rows after it): formReductionGroups then
+/// forms the single-pass group.
+bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
+  ReduceRows rows = getReduceRows(reduce);
+  if (!isMultiReductionProfitable(rows)) {
+    note(reduce, "no multi-reduction group: " + Twine(rows.getNumRows()) +
+                     " rows too long to hold in registers are too few to "
+                     "fill the GPU");
+    return false;
+  }
+  OpSet set;
+  set.insert(reduce);
+  auto inSet = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && set.contains(def);
+  };
+  auto tryAdd = [&](ArrayRef<Operation *> ops) {
+    set.insert(ops.begin(), ops.end());
+    if (!createsCycle(set))
+      return true;
+    for (Operation *op : ops)
+      set.erase(op);
+    return false;
+  };
+  SmallVector<std::pair<Operation *, std::string>> pending;
+  for (bool changed = true; changed;) {
+    changed = false;
+    // (a) Readers of the group's values.
+    for (Operation &opRef : *body) {
+      Operation *op = &opRef;
+      if (!isFree(op) || set.contains(op) ||
+          llvm::none_of(op->getOperands(), inSet) ||
+          !isRowGroupOp(op, rows, inSet))
+        continue;
+      if (tryAdd({op}))
+        changed = true;
+      else
+        pending.push_back({op, "not fused into the kgraph.reduce group: it "
+                               "would create a cycle"});
+    }
+    // (b) Producers no one else reads.
+    SmallVector<Operation *> members(set.begin(), set.end());
+    SmallVector<Operation *> cone;
+    collectRowProducers(members, rows, set, cone);
+    if (!cone.empty() && tryAdd(cone))
+      changed = true;
+    // (c) Reductions of the same rows beside the group's.
+    llvm::SmallPtrSet<Value, 8> reads;
+    for (Operation *member : set)
+      for (Value v : member->getOperands())
+        if (!inSet(v) && !isSplatConstant(v))
+          reads.insert(v);
+    for (Operation &opRef : *body) {
+      auto sibling = llvm::dyn_cast<ReduceOp>(&opRef);
+      if (!sibling || !isFree(sibling) || set.contains(sibling) ||
+          getReduceRows(sibling) != rows)
+        continue;
+      SmallVector<Operation *> ops{sibling};
+      collectRowProducers({sibling}, rows, set, ops);
+      bool shares = llvm::any_of(ops, [&](Operation *op) {
+        return llvm::any_of(op->getOperands(),
+                            [&](Value v) { return reads.contains(v); });
+      });
+      if (shares && tryAdd(ops))
+        changed = true;
+    }
+  }
+
+  // The rows are read more than once: several reductions, or a value over
+  // the rows computed from one.
+  unsigned numReduces = 0;
+  bool rowsAfterReduce = false;
+  OpSet downstream;
+  SmallVector<Operation *> ordered(set.begin(), set.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : ordered) {
+    if (llvm::isa<ReduceOp>(op)) {
+      ++numReduces;
+      downstream.insert(op);
+      continue;
+    }
+    if (llvm::none_of(op->getOperands(), [&](Value v) {
+          return downstream.contains(v.getDefiningOp());
+        }))
+      continue;
+    downstream.insert(op);
+    rowsAfterReduce |= !rows.isPerRowShape(shapeOf(op->getResult(0)));
+  }
+  if (numReduces < 2 && !rowsAfterReduce)
+    return false;
+  for (auto &[op, why] : pending)
+    if (!set.contains(op))
+      note(op, why);
+
+  // Shared producers over the rows: recomputed while the budget lasts.
+  SmallVector<std::pair<Operation *, unsigned>> operands;
+  for (Operation *op : ordered)
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      operands.push_back({op, i});
+  adoptReduceProducers(std::move(operands), rows.shape, set);
+  addGroup(GroupKind::reduce, set);
+  return true;
+}
+
+/// Takes into `set` the producers of shape `shape` (elementwise, operands
+/// broadcasting to it) of the operands in `worklist` (consumer, operand
+/// index), and transitively theirs; a producer that something outside the
+/// set also reads is cloned (recomputed) while the budget lasts.
+void Fuser::adoptReduceProducers(
+    SmallVector<std::pair<Operation *, unsigned>> worklist,
+    ArrayRef<int64_t> shape, OpSet &set) {
+  unsigned recomputed = 0;
+  while (!worklist.empty()) {
+    Operation *consumer = worklist.back().first;
+    unsigned index = worklist.back().second;
+    worklist.pop_back();
+    Operation *def = consumer->getOperand(index).getDefiningOp();
+    if (!isFree(def) || set.contains(def) ||
+        !isEpilogueCandidate(def, shape, [](Value) { return false; }))
+      continue;
+    bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
+      return u != consumer && !set.contains(u);
+    });
+    if (shared && recomputed >= options.maxRecompute) {
+      note(def, "not fused into the reduce as a producer: its result has "
+                "other users and the recomputation budget is spent");
+      continue;
+    }
+    Operation *member = adoptProducer(consumer, index, shared, set);
+    if (!member) {
+      note(def, "not fused into the reduce: it would create a cycle");
+      continue;
+    }
+    if (shared)
+      ++recomputed;
+    for (unsigned i = 0; i < member->getNumOperands(); ++i)
+      worklist.push_back({member, i});
+  }
+}
+
 void Fuser::formReductionGroups() {
   for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
     auto reduce = llvm::dyn_cast<ReduceOp>(&anchorOp);
     if (!reduce || !isFree(reduce))
       continue;
+    if (formMultiReductionGroup(reduce))
+      continue;
     OpSet set;
     set.insert(reduce);
-    ArrayRef<int64_t> inShape = shapeOf(reduce.getInput());
-    unsigned recomputed = 0;
 
     // Producers of the reduce input's shape; a producer also used outside is
     // cloned (recomputed) while the budget lasts.
-    SmallVector<std::pair<Operation *, unsigned>> worklist{{reduce, 0}};
-    while (!worklist.empty()) {
-      Operation *consumer = worklist.back().first;
-      unsigned index = worklist.back().second;
-      worklist.pop_back();
-      Value v = consumer->getOperand(index);
-      Operation *def = v.getDefiningOp();
-      if (!isFree(def) || set.contains(def) ||
-          !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
-        continue;
-      bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
-        return u != consumer && !set.contains(u);
-      });
-      if (shared && recomputed >= options.maxRecompute) {
-        note(def, "not fused into the reduce as a producer: its result has "
-                  "other users and the recomputation budget is spent");
-        continue;
-      }
-      Operation *member = adoptProducer(consumer, index, shared, set);
-      if (!member) {
-        note(def, "not fused into the reduce: it would create a cycle");
-        continue;
-      }
-      if (shared)
-        ++recomputed;
-      for (unsigned i = 0; i < member->getNumOperands(); ++i)
-        worklist.push_back({member, i});
-    }
+    adoptReduceProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set);
 
     // Consumers of the reduce result's shape.
     ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());

@@ -82,6 +82,13 @@ private:
   void formStencilGroups();
   void formGemmGroups();
   void formWindowGroups();
+  void collectRowProducers(ArrayRef<Operation *> seeds, const ReduceRows &rows,
+                           const OpSet &set,
+                           SmallVectorImpl<Operation *> &cone);
+  void adoptReduceProducers(
+      SmallVector<std::pair<Operation *, unsigned>> worklist,
+      ArrayRef<int64_t> shape, OpSet &set);
+  bool formMultiReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
   void growConsumers(Operation *anchor, OpSet &set,

@@ -205,6 +205,88 @@ bool kgraph::isEpilogueCandidate(Operation *op, ArrayRef<int64_t> shape,
   return true;
 }
 
+int64_t ReduceRows::getNumRows() const {
+  int64_t n = 1;
+  for (auto [d, r] : llvm::zip_equal(shape, reduced))
+    if (!r)
+      n *= d;
+  return n;
+}
+
+SmallVector<int64_t> ReduceRows::getKeptShape() const {
+  SmallVector<int64_t> kept;
+  for (auto [d, r] : llvm::zip_equal(shape, reduced))
+    kept.push_back(r ? 1 : d);
+  return kept;
+}
+
+bool ReduceRows::broadcastsAlongRows(ArrayRef<int64_t> s) const {
+  if (s.size() > shape.size())
+    return false;
+  SmallVector<int64_t> kept = getKeptShape();
+  size_t lead = shape.size() - s.size();
+  for (size_t d = 0; d < lead; ++d)
+    if (kept[d] != 1)
+      return false;
+  return ArrayRef<int64_t>(kept).drop_front(lead) == s;
+}
+
+bool ReduceRows::isPerRowShape(ArrayRef<int64_t> s) const {
+  // The same non-unit dims as the kept ones, in order: the same flat order
+  // (whatever unit dims keep_dims or broadcasting left).
+  SmallVector<int64_t> kept, rest;
+  for (auto [d, r] : llvm::zip_equal(shape, reduced))
+    if (!r && d != 1)
+      kept.push_back(d);
+  for (int64_t d : s)
+    if (d != 1)
+      rest.push_back(d);
+  return rest == kept;
+}
+
+ReduceRows kgraph::getReduceRows(ReduceOp op) {
+  ReduceRows rows;
+  auto type = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+  if (!type)
+    return rows;
+  rows.shape.assign(type.getShape().begin(), type.getShape().end());
+  rows.reduced.assign(rows.shape.size(), false);
+  for (int64_t axis : op.getAxes())
+    if (axis >= 0 && axis < int64_t(rows.shape.size()) &&
+        rows.shape[axis] != 1)
+      rows.reduced[axis] = true;
+  return rows;
+}
+
+bool kgraph::isRowGroupOp(Operation *op, const ReduceRows &rows,
+                          function_ref<bool(Value)> inGroup) {
+  if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+    return getReduceRows(reduce) == rows;
+  if (!isElementwiseOp(op) || op->getNumResults() != 1 ||
+      !isRankedTensor(op->getResult(0)))
+    return false;
+  ArrayRef<int64_t> out = shapeOf(op->getResult(0));
+  bool overRows = out == ArrayRef<int64_t>(rows.shape);
+  if (!overRows && !rows.isPerRowShape(out))
+    return false;
+  for (Value operand : op->getOperands()) {
+    if (!isRankedTensor(operand))
+      return false;
+    ArrayRef<int64_t> s = shapeOf(operand);
+    if (!inGroup(operand)) {
+      if (!broadcastsTo(s, out))
+        return false;
+      continue;
+    }
+    bool ok = overRows ? (s == ArrayRef<int64_t>(rows.shape) ||
+                          rows.broadcastsAlongRows(s))
+                       : rows.isPerRowShape(s) && broadcastsTo(s, out);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
 StencilGrid kgraph::getStencilGrid(Operation *stencilOp) {
   Value input;
   Layout layout = Layout::nchw;

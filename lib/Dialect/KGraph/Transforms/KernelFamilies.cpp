@@ -162,9 +162,7 @@ LogicalResult kgraph::checkGroupForKind(FusedOp group, GroupKind kind,
   case GroupKind::gemm:
     return getGemmGroupProblem(group, target);
   case GroupKind::reduce:
-    if (failed(verifyReduceGroup(group)))
-      return failure();
-    return getReduceLayout(getSoleReduceOp(group));
+    return verifyReduceGroup(group);
   case GroupKind::stencil:
     return checkStencilGroup(group);
   case GroupKind::window:
@@ -280,6 +278,20 @@ struct MatmulConfigModel
   }
 };
 
+/// Bytes of the group's inputs that span the rows of its reductions: what
+/// a multi-reduction kernel that does not hold its rows reads again per
+/// reduction.
+static int64_t getRowInputBytes(FusedOp group, const ReduceGroupInfo &info) {
+  int64_t bytes = 0;
+  for (Type t : group.getInputs().getTypes()) {
+    auto shaped = llvm::cast<ShapedType>(t);
+    if (shaped.getShape() == ArrayRef<int64_t>(info.rows.shape))
+      bytes += shaped.getNumElements() *
+               std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+  }
+  return bytes;
+}
+
 struct ReduceConfigModel
     : public KernelConfigAttrInterface::ExternalModel<ReduceConfigModel,
                                                       ReduceConfigAttr> {
@@ -290,19 +302,15 @@ struct ReduceConfigModel
                  function_ref<InFlightDiagnostic()> emitError) const {
     auto group = llvm::cast<FusedOp>(op);
     auto config = llvm::cast<ReduceConfigAttr>(attr);
-    ReduceOp reduce = getSoleReduceOp(group);
-    if (!reduce)
-      return emitError() << "has no single kgraph.reduce";
-    FailureOr<ReduceLayout> layout = getReduceLayout(reduce);
-    if (failed(layout))
+    FailureOr<ReduceGroupInfo> info = analyzeReduceGroup(group);
+    if (failed(info))
       return failure();
     if (config.getBlockSize() > int64_t(target.maxThreadsPerBlock))
       return emitError() << "threads_per_row * rows_per_block = "
                          << config.getBlockSize() << " exceeds the "
                          << target.maxThreadsPerBlock
                          << " threads per block of " << target.name;
-    return verifyReduceConfig(config, *layout, getWidestAccessBytes(group),
-                              emitError);
+    return verifyReduceConfig(config, *info, emitError);
   }
 
   KernelLaunch getLaunch(Attribute attr, Operation *,
@@ -320,12 +328,17 @@ struct ReduceConfigModel
     auto config = llvm::cast<ReduceConfigAttr>(attr);
     KernelEstimate e;
     e.threadsPerBlock = config.getBlockSize();
-    ReduceOp reduce = getSoleReduceOp(group);
-    FailureOr<ReduceLayout> layout =
-        reduce ? getReduceLayout(reduce) : FailureOr<ReduceLayout>(failure());
-    if (succeeded(layout))
-      e.microseconds = estimateReduceMicroseconds(config, *layout,
-                                                  getGroupBytes(group), target);
+    e.registersPerThread = getReduceRegisters(config);
+    FailureOr<ReduceGroupInfo> info;
+    {
+      ScopedDiagnosticHandler quiet(group.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      info = analyzeReduceGroup(group);
+    }
+    if (succeeded(info))
+      e.microseconds = estimateReduceMicroseconds(
+          config, *info, getGroupBytes(group), getRowInputBytes(group, *info),
+          target);
     return e;
   }
 };
@@ -517,12 +530,11 @@ static SmallVector<Attribute> enumerateConfigs(FusedOp group, GroupKind kind,
     return configs;
   }
   case GroupKind::reduce: {
-    ReduceOp reduce = getSoleReduceOp(group);
-    FailureOr<ReduceLayout> layout = getReduceLayout(reduce);
-    if (failed(layout))
+    FailureOr<ReduceGroupInfo> info = analyzeReduceGroup(group);
+    if (failed(info))
       return configs;
     for (ReduceConfigAttr c :
-         enumerateReduceConfigs(group, reduce, *layout, target))
+         enumerateReduceConfigs(group.getContext(), *info, target))
       configs.push_back(c);
     return configs;
   }

@@ -152,6 +152,11 @@ std::string kgraph::printStandaloneKernel(FusedOp group, GroupKind kind,
 unsigned kgraph::getConfigSpaceVersion(GroupKind kind) {
   // Raise a family's number when its configuration attribute gains, loses
   // or redefines a parameter.
+  // #kgraph.reduce_config's row_vectors (multi-reduction groups) kept the
+  // reduce space at 1: it defaults to 0, so every configuration of space 1
+  // means what it meant and single-pass groups have the candidates they had,
+  // and no record can name a multi-reduction group (no such group verified
+  // before).
   switch (kind) {
   case GroupKind::elementwise:
   case GroupKind::gemm:

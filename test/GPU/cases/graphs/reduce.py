@@ -5,6 +5,13 @@ elementwise producers evaluated while loading and consumers applied before
 the store; a row-softmax-like pair (2 kernels); and the sum-of-squares
 benchmark against torch eager and torch.compile.
 
+Multi-reduction groups (issue 12): softmax, log-softmax, layer norm, RMS
+norm, variance and standard deviation written as plain graphs and fused
+into one kernel each (kernels=1) at odd shapes, in f32/f16/bf16, over the
+last axis, a middle axis, the columns and a whole tensor, held in
+registers or (rows of 65537) re-read per reduction; and the benchmarks of
+row softmax f32 4096x4096 and layer norm f32 8192x1024.
+
 Groups with producers or consumers are written as kgraph.fused by hand, so
 the kernel counts do not depend on the fusion pass."""
 
@@ -228,4 +235,138 @@ CASES = [
 }""",
         [Input("x", [8192, 8192], "f32")],
         sum_squares, kernels=1, tol=(1e-5, 1e-4), memcheck=False, bench=True),
+
 ]
+
+
+# ---- multi-reduction groups (issue 12) ------------------------------------------------
+
+def _kept(shape, axes):
+    return [1 if d in axes else n for d, n in enumerate(shape)]
+
+
+def softmax_case(name, shape, dt, axes, log=False, tol=(2e-6, 1e-9), lo=-5.0, hi=5.0,
+                 bench=False, memcheck=True):
+    """softmax (log-softmax) over `axes` as its ops: max, x - max, exp, sum,
+    divide (log of the sum, subtract); one kernel with --fuse."""
+    ty, tk = _t(shape, dt), _t(_kept(shape, axes), dt)
+    ax = ", ".join(map(str, axes))
+    last = (f"  %l = kgraph.log %s : {tk}\n  %o = kgraph.sub %d, %l : {ty}, {tk}\n" if log
+            else f"  %o = kgraph.div %e, %s : {ty}, {tk}\n")
+    mlir = f"""func.func @main(%x: {ty}) -> {ty} {{
+  %m = kgraph.reduce max %x axes = [{ax}] keep_dims : {ty}
+  %d = kgraph.sub %x, %m : {ty}, {tk}
+  %e = kgraph.exp %d : {ty}
+  %s = kgraph.reduce sum %e axes = [{ax}] keep_dims : {ty}
+{last}  return %o : {ty}
+}}"""
+    dims = tuple(axes)
+
+    def ref(x):
+        return (torch.log_softmax if log else torch.softmax)(x.flatten(dims[0], dims[-1]), dims[0]) \
+            .reshape(x.shape) if len(dims) > 1 else (torch.log_softmax if log else torch.softmax)(x, dims[0])
+    return GraphCase(name, mlir, [Input("x", shape, dt, lo=lo, hi=hi)], ref, kernels=1,
+                     tol=tol, memcheck=memcheck and not bench, bench=bench)
+
+
+def norm_case(name, shape, dt, rms=False, tol=(2e-6, 2e-6), bench=False):
+    """Layer norm (RMS norm) over the last axis as its ops, with gamma (and
+    beta): one kernel with --fuse."""
+    n = shape[-1]
+    ty, tk, tg = _t(shape, dt), _t(shape[:-1] + [1], dt), _t([n], dt)
+    ax = len(shape) - 1
+    if rms:
+        body = f"""  %sq = kgraph.mul %x, %x : {ty}, {ty}
+  %v = kgraph.reduce mean %sq axes = [{ax}] keep_dims : {ty}
+  %ve = kgraph.add %v, %eps : {tk}, {_t([], dt)}
+  %r = kgraph.rsqrt %ve : {tk}
+  %y = kgraph.mul %x, %r : {ty}, {tk}
+  %o = kgraph.mul %y, %g : {ty}, {tg}
+"""
+        args, inputs = f"%x: {ty}, %g: {tg}", [Input("x", shape, dt, lo=-3.0, hi=3.0),
+                                                Input("g", [n], dt, lo=0.5, hi=1.5)]
+    else:
+        body = f"""  %mu = kgraph.reduce mean %x axes = [{ax}] keep_dims : {ty}
+  %d = kgraph.sub %x, %mu : {ty}, {tk}
+  %sq = kgraph.mul %d, %d : {ty}, {ty}
+  %v = kgraph.reduce mean %sq axes = [{ax}] keep_dims : {ty}
+  %ve = kgraph.add %v, %eps : {tk}, {_t([], dt)}
+  %r = kgraph.rsqrt %ve : {tk}
+  %y = kgraph.mul %d, %r : {ty}, {tk}
+  %yg = kgraph.mul %y, %g : {ty}, {tg}
+  %o = kgraph.add %yg, %b : {ty}, {tg}
+"""
+        args = f"%x: {ty}, %g: {tg}, %b: {tg}"
+        inputs = [Input("x", shape, dt, lo=-3.0, hi=3.0), Input("g", [n], dt, lo=0.5, hi=1.5),
+                  Input("b", [n], dt, lo=-0.5, hi=0.5)]
+    mlir = f"""func.func @main({args}) -> {ty} {{
+  %eps = arith.constant dense<1.0e-5> : {_t([], dt)}
+{body}  return %o : {ty}
+}}"""
+
+    def ref(x, g, b=None):
+        if rms:
+            return x * torch.rsqrt((x * x).mean(dim=-1, keepdim=True) + 1e-5) * g
+        return torch.nn.functional.layer_norm(x, [n], g, b, 1e-5)
+    return GraphCase(name, mlir, inputs, ref, kernels=1, tol=tol, memcheck=not bench,
+                     bench=bench)
+
+
+def std_columns(x):
+    sd = x.std(dim=0, unbiased=False, keepdim=True)
+    return sd, (x - x.mean(dim=0, keepdim=True)) / sd
+
+
+def variance_siblings(x):
+    return x.var(dim=1, unbiased=False), x.mean(dim=1)
+
+
+MULTI = [
+    softmax_case("reduce_softmax_f32_37x1001", [37, 1001], "f32", [1]),
+    softmax_case("reduce_softmax_f16_127x512", [127, 512], "f16", [1], tol=(3e-3, 1e-5)),
+    softmax_case("reduce_log_softmax_bf16_65x77", [65, 77], "bf16", [1], log=True,
+                 tol=(2e-2, 5e-2)),
+    softmax_case("reduce_softmax_middle_f32_4x33x129", [4, 33, 129], "f32", [1]),
+    softmax_case("reduce_softmax_all_f32_4097", [4097], "f32", [0]),
+    softmax_case("reduce_softmax_size1_axis_f16_5x1x7", [5, 1, 7], "f16", [1], tol=(0, 0)),
+    # Rows of 65537 f32 are too long for registers: re-read per reduction
+    # (a multi-reduction group needs 128 such rows, isMultiReductionProfitable).
+    softmax_case("reduce_softmax_long_rows_f32_128x65537", [128, 65537], "f32", [1],
+                 memcheck=False),
+    softmax_case("reduce_log_softmax_two_axes_f32_6x7x300", [6, 7, 300], "f32", [1, 2],
+                 log=True, tol=(1e-6, 1e-6)),
+    norm_case("reduce_layer_norm_f32_33x1000", [33, 1000], "f32"),
+    norm_case("reduce_layer_norm_f16_85x768", [85, 768], "f16", tol=(5e-3, 1e-2)),
+    norm_case("reduce_rms_norm_bf16_15x4096", [15, 4096], "bf16", rms=True, tol=(2e-2, 5e-2)),
+    GraphCase(
+        "reduce_std_columns_two_results_f32_1001x37",
+        """func.func @main(%x: tensor<1001x37xf32>) -> (tensor<1x37xf32>, tensor<1001x37xf32>) {
+  %mu = kgraph.reduce mean %x axes = [0] keep_dims : tensor<1001x37xf32>
+  %d = kgraph.sub %x, %mu : tensor<1001x37xf32>, tensor<1x37xf32>
+  %sq = kgraph.mul %d, %d : tensor<1001x37xf32>, tensor<1001x37xf32>
+  %v = kgraph.reduce mean %sq axes = [0] keep_dims : tensor<1001x37xf32>
+  %sd = kgraph.sqrt %v : tensor<1x37xf32>
+  %z = kgraph.div %d, %sd : tensor<1001x37xf32>, tensor<1x37xf32>
+  return %sd, %z : tensor<1x37xf32>, tensor<1001x37xf32>
+}""",
+        [Input("x", [1001, 37], "f32", lo=-2.0, hi=2.0)], std_columns, kernels=1,
+        tol=(2e-6, 2e-6)),
+    GraphCase(
+        "reduce_variance_siblings_f32_37x1001",
+        """func.func @main(%x: tensor<37x1001xf32>) -> (tensor<37xf32>, tensor<37xf32>) {
+  %mu = kgraph.reduce mean %x axes = [1] : tensor<37x1001xf32>
+  %sq = kgraph.mul %x, %x : tensor<37x1001xf32>, tensor<37x1001xf32>
+  %m2 = kgraph.reduce mean %sq axes = [1] : tensor<37x1001xf32>
+  %mm = kgraph.mul %mu, %mu : tensor<37xf32>, tensor<37xf32>
+  %v = kgraph.sub %m2, %mm : tensor<37xf32>, tensor<37xf32>
+  return %v, %mu : tensor<37xf32>, tensor<37xf32>
+}""",
+        [Input("x", [37, 1001], "f32", lo=-2.0, hi=2.0)], variance_siblings, kernels=1,
+        tol=(1e-5, 1e-6)),
+    # Benchmarks (issue 12): one kernel each, the input read and the result
+    # written once.
+    softmax_case("reduce_softmax_f32_4096x4096", [4096, 4096], "f32", [1], bench=True),
+    norm_case("reduce_layer_norm_f32_8192x1024", [8192, 1024], "f32", bench=True),
+]
+
+CASES += MULTI

@@ -232,14 +232,30 @@ def KGraph_ReduceConfigAttr : KGraph_Attr<"ReduceConfig", "reduce_config"> {
       of W).
     - `grid_size`: blocks; they stride over the groups of `P` (T = 1:
       `P * W`) outputs.
+    - `row_vectors` (C, optional, default 0): only for a *multi-reduction*
+      group, one that needs its rows again after a reduction (several
+      reductions over the same rows, or values over the whole rows computed
+      from a reduction: softmax, layer norm). There W counts consecutive
+      reduced elements for any T (the innermost input dimension must be
+      reduced for W > 1), the T threads of a row hold its elements in
+      vectors of W, and C > 0 keeps `C` such vectors per thread in
+      registers: the row is read from global memory once (C * T * W must
+      cover the row; at most 64 elements per thread). C = 0: every
+      reduction re-reads the group's inputs over the row (from L2 while
+      the rows in flight fit there), for rows too long for registers.
 
     Example (a block of 256 threads per row, 16-byte f32 loads):
     ```mlir
     #kgraph.reduce_config<threads_per_row = 256, rows_per_block = 1, vector_width = 4, grid_size = 8192>
     ```
+    A softmax over rows of 4096 f32 held in registers (16 per thread):
+    ```mlir
+    #kgraph.reduce_config<threads_per_row = 256, rows_per_block = 1, vector_width = 4, grid_size = 4096, row_vectors = 4>
+    ```
   }];
   let parameters = (ins "int64_t":$threads_per_row, "int64_t":$rows_per_block,
-                        "int64_t":$vector_width, "int64_t":$grid_size);
+                        "int64_t":$vector_width, "int64_t":$grid_size,
+                        DefaultValuedParameter<"int64_t", "0">:$row_vectors);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

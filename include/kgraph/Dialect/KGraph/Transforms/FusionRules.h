@@ -98,6 +98,46 @@ bool isGemmOperandSlice(mlir::Operation *op);
 bool isEpilogueCandidate(mlir::Operation *op, llvm::ArrayRef<int64_t> shape,
                          llvm::function_ref<bool(mlir::Value)> inGroup);
 
+/// The rows a kgraph.reduce reduces: its input shape and which dims it
+/// reduces (a size-1 dim counts as kept: reducing it changes no row). Two
+/// reductions with equal rows can share one kernel that reads each row once
+/// (a multi-reduction group: softmax, layer norm).
+struct ReduceRows {
+  llvm::SmallVector<int64_t> shape; ///< the reduce input's shape
+  llvm::SmallVector<bool> reduced;  ///< per dim of `shape`
+
+  bool operator==(const ReduceRows &o) const {
+    return shape == o.shape && reduced == o.reduced;
+  }
+  bool operator!=(const ReduceRows &o) const { return !(*this == o); }
+  /// Number of rows (outputs of the reduction).
+  int64_t getNumRows() const;
+  /// `shape` with every reduced dim set to 1 (the keep_dims result).
+  llvm::SmallVector<int64_t> getKeptShape() const;
+  /// One value per row, in row order: the non-unit dims of `s` are the kept
+  /// non-unit dims (the result with or without keep_dims, or either with
+  /// unit dims added).
+  bool isPerRowShape(llvm::ArrayRef<int64_t> s) const;
+  /// A per-row value of shape `s` that numpy broadcasting spreads along the
+  /// rows of `shape`: `s` is the kept shape, maybe without some leading dims.
+  /// (A per-row `[N]` does not: it would broadcast along the last dim.)
+  bool broadcastsAlongRows(llvm::ArrayRef<int64_t> s) const;
+};
+
+/// The rows of `op`.
+ReduceRows getReduceRows(ReduceOp op);
+
+/// True if `op` may join a reduction group over `rows` whose values are
+/// those `inGroup` accepts (the rule of a multi-reduction group, for
+/// kgraph-fuse): a kgraph.reduce of the same rows; or an elementwise op
+///  - over the whole rows (result shape `rows.shape`): operands in the group
+///    have that shape or are per-row values that broadcast along the rows,
+///    the others broadcast to the result;
+///  - or with one value per row (a per-row result shape): operands in the
+///    group are per-row values, the others broadcast to the result.
+bool isRowGroupOp(mlir::Operation *op, const ReduceRows &rows,
+                  llvm::function_ref<bool(mlir::Value)> inGroup);
+
 /// The spatial grid of a stencil group: batch, height, width and layout.
 struct StencilGrid {
   int64_t n = 0, h = 0, w = 0;
