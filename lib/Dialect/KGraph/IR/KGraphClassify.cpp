@@ -106,6 +106,16 @@ bool kgraph::isAccessMapOp(Operation *op) {
   return llvm::isa<TransposeOp, SliceOp, BroadcastToOp>(op);
 }
 
+int64_t kgraph::getWidestAccessBytes(Operation *op) {
+  auto group = llvm::cast<FusedOp>(op);
+  int64_t widest = 1;
+  for (Type t : llvm::concat<const Type>(group.getInputs().getTypes(),
+                                         group.getResultTypes()))
+    if (auto shaped = llvm::dyn_cast<ShapedType>(t))
+      widest = std::max<int64_t>(widest, shaped.getElementTypeBitWidth() / 8);
+  return widest;
+}
+
 std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
   auto fused = llvm::cast<FusedOp>(group);
   auto isAnchor = [&](Operation &op) {

@@ -46,16 +46,6 @@ FailureOr<ReduceLayout> kgraph::getReduceLayout(ReduceOp op) {
   return layout;
 }
 
-/// Bytes of the widest element type `group` loads or stores.
-static int64_t getWidestAccessBytes(FusedOp group) {
-  int64_t widest = 1;
-  for (Type t : llvm::concat<const Type>(group.getInputs().getTypes(),
-                                         group.getResultTypes()))
-    if (auto shaped = llvm::dyn_cast<ShapedType>(t))
-      widest = std::max<int64_t>(widest, shaped.getElementTypeBitWidth() / 8);
-  return widest;
-}
-
 /// `tensor<...>` of `shape` in the element type of `like`, for diagnostics.
 static RankedTensorType withShape(Value like, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(

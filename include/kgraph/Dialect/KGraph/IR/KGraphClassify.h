@@ -80,6 +80,10 @@ llvm::SmallVector<ConcatSegment> getConcatSegments(mlir::Operation *op);
 std::optional<llvm::SmallVector<int64_t>>
 getConcatInputByteOffsets(mlir::Operation *op);
 
+/// Bytes of the widest element type `group` loads or stores (its inputs and
+/// results): what bounds a kernel's vector width to 16 bytes.
+int64_t getWidestAccessBytes(mlir::Operation *group);
+
 /// Why the ops of a group body cannot form a kernel of `kind`, or an empty
 /// string if they can. Structure only: an elementwise group holds only
 /// elementwise ops; a gemm group exactly one matmul or conv2d; a reduce group
