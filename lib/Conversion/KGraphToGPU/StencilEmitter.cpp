@@ -578,11 +578,16 @@ LogicalResult StencilEmitter::emit() {
   Value tx = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value ty = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
   tid = add(mul(ty, config.getBlockX()), tx);
-  tileX = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-              config.getTileW());
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (plan.foldsZIntoX()) {
+    // Images x channel blocks beyond the grid's z limit ride along x.
+    bz = arith::DivUIOp::create(b, loc, bx, c(plan.gridX));
+    bx = arith::RemUIOp::create(b, loc, bx, c(plan.gridX));
+  }
+  tileX = mul(bx, config.getTileW());
   tileY = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
               config.getTileH());
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (plan.numChannelBlocks > 1) {
     image = arith::DivUIOp::create(b, loc, bz, c(plan.numChannelBlocks));
     channelBase = mul(arith::RemUIOp::create(b, loc, bz,

@@ -112,3 +112,26 @@ func.func @relu_pool_f16(%a: tensor<1x1x20x20xf16>) -> tensor<1x1x20x20xf16> {
   }
   return %0 : tensor<1x1x20x20xf16>
 }
+
+// -----
+
+// More images x channel blocks (70000 x 1) than grid z holds (65535): they
+// ride along x, block x = image * tiles per row + tile column (3 tiles of
+// 4 columns over a 10-wide image: 210000 blocks).
+// CHECK-LABEL: func.func @many_images
+// CHECK-DAG: %[[GX:.*]] = arith.constant 210000 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: gpu.launch_func @kgraph_kernels::@many_images_k0 blocks in (%[[GX]], %[[ONE]], %[[ONE]])
+// CHECK: gpu.func @many_images_k0
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
+// CHECK-DAG: %[[IMG:.*]] = arith.divui %[[BX]], %[[C3]] : index
+// CHECK-DAG: %[[COL:.*]] = arith.remui %[[BX]], %[[C3]] : index
+func.func @many_images(%a: tensor<70000x1x2x10xf32>) -> tensor<70000x1x2x10xf32> {
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 2, tile_w = 4, block_x = 4, block_y = 8, rows_per_thread = 1>} : (tensor<70000x1x2x10xf32>) -> tensor<70000x1x2x10xf32> {
+  ^bb0(%x: tensor<70000x1x2x10xf32>):
+    %p = kgraph.pool2d avg %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<70000x1x2x10xf32>
+    kgraph.yield %p : tensor<70000x1x2x10xf32>
+  }
+  return %0 : tensor<70000x1x2x10xf32>
+}

@@ -272,7 +272,7 @@ func.func @too_big(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
 
 // The grid exceeds 65535 blocks along y.
 func.func @grid_y(%a: tensor<1x1x70000x4xf32>) -> tensor<1x1x70000x4xf32> {
-  // expected-error @+1 {{'kgraph.fused' op stencil grid 1 x 70000 x 1 exceeds 65535 blocks along y or z}}
+  // expected-error @+1 {{'kgraph.fused' op stencil grid 1 x 70000 x 1 exceeds the blocks a launch allows (2^31 - 1 along x with the images folded in, 65535 along y)}}
   %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 1, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 1>} : (tensor<1x1x70000x4xf32>) -> tensor<1x1x70000x4xf32> {
   ^bb0(%x: tensor<1x1x70000x4xf32>):
     %p = kgraph.pool2d max %x kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x70000x4xf32>

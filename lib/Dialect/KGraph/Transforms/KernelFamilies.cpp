@@ -361,7 +361,8 @@ struct StencilConfigModel
     auto config = llvm::cast<StencilConfigAttr>(attr);
     StencilPlan plan = planStencilGroup(llvm::cast<FusedOp>(op), config);
     KernelLaunch launch;
-    launch.grid = {plan.gridX, plan.gridY, plan.gridZ};
+    std::array<int64_t, 3> grid = plan.launchGrid();
+    launch.grid = {grid[0], grid[1], grid[2]};
     launch.block = {config.getBlockX(), config.getBlockY(), 1};
     launch.sharedMemoryBytes = plan.sharedMemoryBytes;
     return launch;

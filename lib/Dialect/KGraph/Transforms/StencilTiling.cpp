@@ -372,10 +372,12 @@ LogicalResult kgraph::verifyStencilConfig(
                        << " bytes of shared memory; " << target.name
                        << " allows " << target.sharedMemPerBlock
                        << " per block";
-  if (plan.gridY > 65535 || plan.gridZ > 65535)
+  std::array<int64_t, 3> grid = plan.launchGrid();
+  if (grid[0] > StencilPlan::kMaxGridX || grid[1] > StencilPlan::kMaxGridYZ)
     return emitError() << "stencil grid " << plan.gridX << " x " << plan.gridY
                        << " x " << plan.gridZ
-                       << " exceeds 65535 blocks along y or z";
+                       << " exceeds the blocks a launch allows (2^31 - 1 "
+                          "along x with the images folded in, 65535 along y)";
   return success();
 }
 
@@ -493,7 +495,8 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
     StencilPlan plan = planStencilGroup(group, config);
     if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
         blocksPerSM * plan.sharedMemoryBytes > target.sharedMemPerSM ||
-        plan.gridY > 65535 || plan.gridZ > 65535)
+        plan.launchGrid()[0] > StencilPlan::kMaxGridX ||
+        plan.launchGrid()[1] > StencilPlan::kMaxGridYZ)
       return;
     StencilEstimate e = estimateStencil(group, config, plan, target);
     // Threads without a strip of a small tile idle through its stores.

@@ -243,6 +243,9 @@ CASES = [
     two_channel_case(1, 29, 40, "nhwc", "f16"),
     two_channel_case(2, 37, 70, "nhwc", "f32", config=(4, 16, 16, 2, 1)),
     pool_case("avg", [2, 3, 33, 65], (3, 3), (2, 2), (1, 1, 1, 1), "nchw", config=(4, 8, 32, 1, 2)),
+    # More images x channel blocks than grid z holds (1000 x 85, fuzz graph
+    # 20261201-97979): they ride along grid x.
+    pool_case("avg", [1000, 255, 2, 2], (5, 5), (1, 1), (2, 2, 2, 2), "nchw", "f16"),
 ]
 
 # Tiny shapes for the CPU interpreter (test/Tools/check_stencil_kernels.py).

@@ -25,6 +25,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 
 #include "llvm/ADT/MapVector.h"
+#include <array>
 
 namespace kgraph {
 
@@ -53,7 +54,21 @@ struct StencilPlan {
   int64_t channelBlock = 1, numChannelBlocks = 1;
   llvm::MapVector<mlir::Value, StencilValue> values;
   int64_t sharedMemoryBytes = 0;
+  /// Blocks along x (tiles of a row), y (tile rows), z (images x channel
+  /// blocks).
   int64_t gridX = 1, gridY = 1, gridZ = 1;
+
+  /// More images x channel blocks than a grid's z allows (65535) are
+  /// launched along x instead: block x = z * gridX + tile column.
+  bool foldsZIntoX() const { return gridZ > kMaxGridYZ; }
+  /// The launched grid (x, y, z).
+  std::array<int64_t, 3> launchGrid() const {
+    if (foldsZIntoX())
+      return {gridX * gridZ, gridY, 1};
+    return {gridX, gridY, gridZ};
+  }
+  static constexpr int64_t kMaxGridYZ = 65535;
+  static constexpr int64_t kMaxGridX = 2147483647;
 };
 
 /// True if `group` should be compiled by the stencil emitter: it contains a
