@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LaneEvaluator.h"
+#include "ScalarOps.h"
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
@@ -42,10 +43,6 @@ StringAttr kgraph::getLogicalDtypeAttr(Type elementType) {
 MemRefType kgraph::getStorageMemRefType(RankedTensorType type) {
   return MemRefType::get(type.getShape(),
                          getStorageElementType(type.getElementType()));
-}
-
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
 }
 
 LogicalResult kgraph::checkElementwiseGroup(FusedOp group) {

@@ -16,10 +16,6 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
-
 static ArrayRef<int64_t> getShape(Value v) {
   return llvm::cast<ShapedType>(v.getType()).getShape();
 }

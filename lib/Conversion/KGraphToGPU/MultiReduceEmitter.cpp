@@ -49,10 +49,6 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
-
 namespace {
 
 /// Emits the kernel of one multi-reduction group.

@@ -44,10 +44,6 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
-
 LogicalResult kgraph::checkReduceGroup(FusedOp group, ReduceConfigAttr config) {
   FailureOr<ReduceGroupInfo> info = analyzeReduceGroup(group);
   if (failed(info))

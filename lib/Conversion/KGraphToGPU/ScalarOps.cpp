@@ -10,10 +10,7 @@
 
 using namespace mlir;
 using namespace kgraph;
-
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
+using namespace kgraph::detail;
 
 Type kgraph::detail::getComputeType(Type elementType) {
   MLIRContext *ctx = elementType.getContext();

@@ -17,6 +17,11 @@
 
 namespace kgraph::detail {
 
+/// The element type of a shaped value (a tensor or memref operand).
+inline mlir::Type getElementType(mlir::Value v) {
+  return llvm::cast<mlir::ShapedType>(v.getType()).getElementType();
+}
+
 /// Scalar type a kgraph element type is computed in: f32 for floats, i1 for
 /// booleans, i32 for other integers.
 mlir::Type getComputeType(mlir::Type elementType);

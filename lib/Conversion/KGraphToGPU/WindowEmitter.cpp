@@ -41,10 +41,6 @@ using namespace mlir;
 using namespace kgraph;
 using namespace kgraph::detail;
 
-static Type getElementType(Value v) {
-  return llvm::cast<ShapedType>(v.getType()).getElementType();
-}
-
 namespace {
 
 /// The accumulators of one output vector: W lanes.
@@ -306,13 +302,7 @@ LogicalResult WindowKernelBuilder::emit() {
   OpBuilder b(kernel.getContext());
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Block &body = group.getBody().front();
-  unsigned numInputs = group.getInputs().size();
-  for (unsigned i = 0; i < numInputs; ++i)
-    flatArgs[body.getArgument(i)] = flattenMemRef(b, loc, entry.getArgument(i));
-  for (unsigned i = 0; i < group.getNumResults(); ++i)
-    flatOutputs.push_back(
-        flattenMemRef(b, loc, entry.getArgument(numInputs + i)));
+  flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
 
   // Unroll the innermost window dims while their taps stay few.
   const int64_t extents[3] = {p.kh, p.kw, p.groupIn};

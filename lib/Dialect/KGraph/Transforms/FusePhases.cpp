@@ -242,32 +242,7 @@ void Fuser::formWindowGroups() {
     // its epilogue): evaluated at every window tap that reads them; one
     // also used outside is recomputed while the budget lasts.
     ArrayRef<int64_t> inShape = shapeOf(anchor->getOperand(0));
-    unsigned recomputed = 0;
-    SmallVector<std::pair<Operation *, unsigned>> worklist{{anchor, 0}};
-    while (!worklist.empty()) {
-      auto [consumer, index] = worklist.pop_back_val();
-      Operation *def = consumer->getOperand(index).getDefiningOp();
-      if (!isFree(def) || set.contains(def) ||
-          !isEpilogueCandidate(def, inShape, [](Value) { return false; }))
-        continue;
-      bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
-        return u != consumer && !set.contains(u);
-      });
-      if (shared && recomputed >= options.maxRecompute) {
-        note(def, "not fused into the window op as a producer: its result "
-                  "has other users and the recomputation budget is spent");
-        continue;
-      }
-      Operation *member = adoptProducer(consumer, index, shared, set);
-      if (!member) {
-        note(def, "not fused into the window op: it would create a cycle");
-        continue;
-      }
-      if (shared)
-        ++recomputed;
-      for (unsigned i = 0; i < member->getNumOperands(); ++i)
-        worklist.push_back({member, i});
-    }
+    adoptShapedProducers({{anchor, 0}}, inShape, set, "the window op");
     // Consumers of the result's shape (bias, residual, activation).
     ArrayRef<int64_t> outShape = shapeOf(anchor->getResult(0));
     growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
@@ -421,7 +396,7 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
   for (Operation *op : ordered)
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
       operands.push_back({op, i});
-  adoptReduceProducers(std::move(operands), rows.shape, set);
+  adoptShapedProducers(std::move(operands), rows.shape, set, "the reduce");
   addGroup(GroupKind::reduce, set);
   return true;
 }
@@ -430,9 +405,9 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
 /// broadcasting to it) of the operands in `worklist` (consumer, operand
 /// index), and transitively theirs; a producer that something outside the
 /// set also reads is cloned (recomputed) while the budget lasts.
-void Fuser::adoptReduceProducers(
+void Fuser::adoptShapedProducers(
     SmallVector<std::pair<Operation *, unsigned>> worklist,
-    ArrayRef<int64_t> shape, OpSet &set) {
+    ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName) {
   unsigned recomputed = 0;
   while (!worklist.empty()) {
     Operation *consumer = worklist.back().first;
@@ -446,13 +421,14 @@ void Fuser::adoptReduceProducers(
       return u != consumer && !set.contains(u);
     });
     if (shared && recomputed >= options.maxRecompute) {
-      note(def, "not fused into the reduce as a producer: its result has "
-                "other users and the recomputation budget is spent");
+      note(def, "not fused into " + anchorName +
+                    " as a producer: its result has other users and the "
+                    "recomputation budget is spent");
       continue;
     }
     Operation *member = adoptProducer(consumer, index, shared, set);
     if (!member) {
-      note(def, "not fused into the reduce: it would create a cycle");
+      note(def, "not fused into " + anchorName + ": it would create a cycle");
       continue;
     }
     if (shared)
@@ -474,7 +450,8 @@ void Fuser::formReductionGroups() {
 
     // Producers of the reduce input's shape; a producer also used outside is
     // cloned (recomputed) while the budget lasts.
-    adoptReduceProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set);
+    adoptShapedProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set,
+                         "the reduce");
 
     // Consumers of the reduce result's shape.
     ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());

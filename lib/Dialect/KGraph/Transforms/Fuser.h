@@ -85,9 +85,9 @@ private:
   void collectRowProducers(ArrayRef<Operation *> seeds, const ReduceRows &rows,
                            const OpSet &set,
                            SmallVectorImpl<Operation *> &cone);
-  void adoptReduceProducers(
+  void adoptShapedProducers(
       SmallVector<std::pair<Operation *, unsigned>> worklist,
-      ArrayRef<int64_t> shape, OpSet &set);
+      ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName);
   bool formMultiReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
