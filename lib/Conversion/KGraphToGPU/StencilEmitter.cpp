@@ -579,7 +579,7 @@ LogicalResult StencilEmitter::emit() {
   Value ty = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
   tid = add(mul(ty, config.getBlockX()), tx);
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value bz;
   if (plan.foldsZIntoX()) {
     // Images x channel blocks beyond the grid's z limit ride along x.
     bz = arith::DivUIOp::create(b, loc, bx, c(plan.gridX));
@@ -588,6 +588,8 @@ LogicalResult StencilEmitter::emit() {
   tileX = mul(bx, config.getTileW());
   tileY = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
               config.getTileH());
+  if (!bz)
+    bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (plan.numChannelBlocks > 1) {
     image = arith::DivUIOp::create(b, loc, bz, c(plan.numChannelBlocks));
     channelBase = mul(arith::RemUIOp::create(b, loc, bz,
