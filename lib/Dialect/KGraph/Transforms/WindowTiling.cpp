@@ -223,7 +223,8 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
 
 /// A configuration of `width`, `threads` per block (rounded so a block is
 /// whole warps) with up to `maxBlockX` threads along the channel vectors,
-/// and `waves` of resident blocks (0: a block per `block_y` pixels).
+/// and `waves` of resident blocks (0: a block per `block_y` pixels); null
+/// where no block of whole warps has that many channel vectors.
 static WindowConfigAttr makeConfig(MLIRContext *ctx, const WindowProblem &p,
                                    const SMTarget &target, int64_t width,
                                    int64_t threads, int64_t maxBlockX,
@@ -237,6 +238,10 @@ static WindowConfigAttr makeConfig(MLIRContext *ctx, const WindowProblem &p,
   blockY = std::min(blockY, int64_t(llvm::alignTo(p.getPixels(), unit)));
   while (blockX * blockY > 1024 && blockY > unit)
     blockY -= unit;
+  // A block of whole warps over more than 1024 / 32 channel vectors that are
+  // not a multiple of 32 (33 vectors: 33 x 32 threads) has no legal shape.
+  if (blockX * blockY > 1024)
+    return {};
   int64_t gridY = int64_t(llvm::divideCeil(vectors, blockX));
   int64_t needed =
       std::max<int64_t>(1, int64_t(llvm::divideCeil(p.getPixels(), blockY)));
