@@ -76,8 +76,8 @@ func.func @conv_epilogues(%x: tensor<8x28x28x64xf16>, %w: tensor<64x3x3x64xf16>,
 // is written in wgmma's swizzled layout like a copied one.
 // CHECK-LABEL: func.func @prologue
 // CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<{{.*}}instruction = wgmma, instruction_shape = [64, {{[0-9]+}}, 16]{{.*}}>}
-// REPORT: remark: matmul smem 75776 B, 112 regs/thread (acc 32, frag 32, staging 8)
-// REPORT: remark: matmul smem 75776 B, 104 regs/thread (acc 32, frag 32, staging 0)
+// REPORT: remark: matmul smem 75776 B, 112 regs/thread (acc 32, frag 32, staging 8, addresses 0)
+// REPORT: remark: matmul smem 75776 B, 104 regs/thread (acc 32, frag 32, staging 0, addresses 0)
 func.func @prologue(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf16>, %ah: tensor<1024x1024xf16>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
   %0 = kgraph.fused (%a, %b) : (tensor<1024x1024xf32>, tensor<1024x1024xf16>) -> tensor<1024x1024xf32> {
   ^bb0(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf16>):

@@ -17,9 +17,9 @@
 // On the T4 (no cp.async, m16n8k8) the model picks 128x128x16 in 2 stages,
 // which travel through registers: (128 x 16 + 16 x 128) x 2 B / (128
 // threads x 4 B) = 16 staging registers; fragments 2 x (4 x 2 + 8 x 1).
-// T4: remark: matmul smem 20992 B, 216 regs/thread (acc 128, frag 32, staging 16), 128 threads, 2 blocks/SM (registers), 1024 blocks in 13 waves (98.5% efficient)
+// T4: remark: matmul smem 20992 B, 216 regs/thread (acc 128, frag 32, staging 16, addresses 0), 128 threads, 2 blocks/SM (registers), 1024 blocks in 13 waves (98.5% efficient)
 func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
-  // expected-remark @+1 {{matmul smem 197696 B, 168 regs/thread (acc 128, frag 0, staging 0), 256 threads, 1 blocks/SM (shared memory), 512 blocks in 4 waves (97.0% efficient), cycles: compute 254200, global 381300, shared 158875, overhead 3972, epilogue 141222, estimated 437043}}
+  // expected-remark @+1 {{matmul smem 197696 B, 168 regs/thread (acc 128, frag 0, staging 0, addresses 0), 256 threads, 1 blocks/SM (shared memory), 512 blocks in 4 waves (97.0% efficient), cycles: compute 254200, global 381300, shared 158875, overhead 3972, epilogue 141222, estimated 437043}}
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
 }
@@ -41,11 +41,13 @@ func.func @tiny(%a: tensor<1x1xf16>, %b: tensor<1x1xf16>) -> tensor<1x1xf32> {
 // (64 x 16 + 16 x 32) f16 = 6144 B (no padding), grown to the staged
 // epilogue's 64 x (32 + 8) f32 = 10240 B; 64 threads; 32 x 32 warp
 // tiles: 32 accumulators, SIMT lanes 4 x 8 -> 8 x 4 thread tiles, so
-// 2 x (8 + 4) fragment registers, plus 40; the T4 adds
+// 2 x (8 + 4) fragment registers, plus 40, plus the addresses of each
+// thread's copies per stage: 5 x (64 x 16 / (64 threads x 2 lanes)) for A
+// and 2 x (16 x 32 / 128) for B = 48; the T4 adds
 // (64 x 16 + 16 x 32) x 2 B / (64 x 4 B) = 12 staging registers.
-// T4: remark: matmul smem 10240 B, 108 regs/thread (acc 32, frag 24, staging 12), 64 threads, 6 blocks/SM (shared memory)
+// T4: remark: matmul smem 10240 B, 156 regs/thread (acc 32, frag 24, staging 12, addresses 48), 64 threads, 6 blocks/SM (shared memory)
 func.func @pinned(%a: tensor<512x256xf16>, %b: tensor<256x512xf16>) -> tensor<512x512xf32> {
-  // expected-remark @+1 {{matmul smem 10240 B, 96 regs/thread (acc 32, frag 24, staging 0), 64 threads}}
+  // expected-remark @+1 {{matmul smem 10240 B, 144 regs/thread (acc 32, frag 24, staging 0, addresses 48), 64 threads}}
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 32, tile_k = 16, warps_m = 2, warps_n = 1, stages = 2, instruction = fma, instruction_shape = [1, 1, 1], load_width = 2, smem_padding = 0>} : (tensor<512x256xf16>, tensor<256x512xf16>) -> tensor<512x512xf32> {
   ^bb0(%x: tensor<512x256xf16>, %y: tensor<256x512xf16>):
     %r = kgraph.matmul %x, %y : tensor<512x256xf16>, tensor<256x512xf16> -> tensor<512x512xf32>

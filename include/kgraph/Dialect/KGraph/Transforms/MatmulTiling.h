@@ -36,10 +36,11 @@ struct MatmulResourceEstimate {
   int64_t sharedMemoryBytes = 0;
   /// Per-thread 32-bit registers: accumulators (warp tile / 32 values),
   /// operand fragments of one instruction-k step, double buffered, register
-  /// staging of global loads when copies are not asynchronous, and a fixed
-  /// overhead for addresses, loop counters and predicates.
+  /// staging of global loads when copies are not asynchronous, the
+  /// addresses of a SIMT (fma) kernel's per-thread copies, and a fixed
+  /// overhead for loop counters, predicates and the remaining addresses.
   int64_t accumulatorRegisters = 0, fragmentRegisters = 0, stagingRegisters = 0,
-          registersPerThread = 0;
+          addressRegisters = 0, registersPerThread = 0;
   int64_t threadsPerBlock = 0;
 };
 
