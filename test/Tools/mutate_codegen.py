@@ -188,6 +188,12 @@ MUTATIONS = [
         "stage parity: the TMA pipeline's mbarrier waits use the parity of "
         "k tile kt instead of its round kt / stages"),
     Mutation(
+        "inline_reduce_last_only", D + "LaneEvaluator.cpp",
+        "      acc[l] = emitReduceCombine(b, loc, reduce.getKind(), acc[l], (*lanes)[l]);\n",
+        "      acc[l] = (*lanes)[l];\n",
+        "nested reduction: an inline reduction (the N-body's sum over x, y, z) "
+        "keeps its last input element instead of combining them"),
+    Mutation(
         "im2col_offsets_swapped", D + "TmaPipeline.cpp",
         "          i16(l.mul(l.rem(tap, g.kernelW), g.dilationW)),\n"
         "          i16(l.mul(l.div(tap, g.kernelW), g.dilationH))};\n",

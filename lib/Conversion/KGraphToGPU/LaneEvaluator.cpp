@@ -1,11 +1,13 @@
 //===- LaneEvaluator.cpp - elementwise values on W lanes ------------------===//
 
 #include "LaneEvaluator.h"
+#include "ReduceCombine.h"
 #include "ScalarOps.h"
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Dialect/KGraph/IR/AccessMap.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -248,6 +250,51 @@ LaneEvaluator::evaluateConcat(Operation *concat, const Access &access) {
   return lanes;
 }
 
+FailureOr<SmallVector<Value>>
+LaneEvaluator::evaluateInlineReduce(ReduceOp reduce, const Access &access) {
+  if (!isInlineReduceOp(reduce))
+    return reduce.emitOpError("reduces more than ")
+           << kMaxInlineReduceElements
+           << " elements per result element (or i1 elements), which a "
+              "kernel does not evaluate inline";
+  ArrayRef<int64_t> inShape = getShape(reduce.getInput());
+  SmallVector<int64_t> reducedDims;
+  for (int64_t d = 0, e = inShape.size(); d < e; ++d)
+    if (llvm::is_contained(reduce.getAxes(), d))
+      reducedDims.push_back(d);
+  int64_t count = getReducedElementCount(reduce);
+  SmallVector<int64_t> coords(inShape.size(), 0);
+  SmallVector<Value> acc;
+  for (int64_t k = 0; k < count; ++k) {
+    // The k-th reduced coordinate tuple, row-major over the reduced dims.
+    for (int64_t i = reducedDims.size() - 1, rest = k; i >= 0; --i) {
+      coords[reducedDims[i]] = rest % inShape[reducedDims[i]];
+      rest /= inShape[reducedDims[i]];
+    }
+    AccessMap map = AccessMap::reduceInput(inShape, reduce.getAxes(),
+                                           reduce.getKeepDims(), coords);
+    FailureOr<SmallVector<Value>> lanes =
+        evaluate(reduce.getInput(), mapAccessThrough(access, map));
+    if (failed(lanes))
+      return failure();
+    if (k == 0) {
+      acc = *lanes;
+      continue;
+    }
+    for (int64_t l = 0; l < width; ++l)
+      acc[l] = emitReduceCombine(b, loc, reduce.getKind(), acc[l], (*lanes)[l]);
+  }
+  Type resultType = getElementType(reduce.getResult());
+  for (Value &lane : acc) {
+    if (reduce.getKind() == ReduceKind::mean)
+      lane = arith::DivFOp::create(
+          b, loc, lane,
+          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(count))));
+    lane = roundToType(b, loc, lane, resultType);
+  }
+  return acc;
+}
+
 SmallVector<Value> LaneEvaluator::load(Value flat, Type elementType,
                                        const Access &access) {
   Type storageType = getStorageElementType(elementType);
@@ -318,6 +365,11 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     lanes.assign(width, *scalar);
   } else if (Operation *op = v.getDefiningOp(); llvm::isa<ConcatOp>(op)) {
     FailureOr<SmallVector<Value>> l = evaluateConcat(op, a);
+    if (failed(l))
+      return failure();
+    lanes = std::move(*l);
+  } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+    FailureOr<SmallVector<Value>> l = evaluateInlineReduce(reduce, a);
     if (failed(l))
       return failure();
     lanes = std::move(*l);

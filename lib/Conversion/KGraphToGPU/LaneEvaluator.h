@@ -15,7 +15,10 @@
 // branch on the axis coordinate picks the input whose segment holds the
 // element (getConcatSegments) and reads it through AccessMap::concatInput,
 // for all W lanes at once where they lie in one segment, else lane by lane;
-// only the chosen input is read, so no address outside it is formed.
+// only the chosen input is read, so no address outside it is formed. A
+// small kgraph.reduce (isInlineReduceOp: the N-body's sum over x, y, z) is
+// evaluated inline: its input under the access of each reduced coordinate
+// (AccessMap::reduceInput), combined as the reduction kernels combine.
 // Arithmetic goes through ScalarOps.h, per lane, in compute type.
 //
 //===----------------------------------------------------------------------===//
@@ -87,6 +90,10 @@ private:
   /// The W lanes of the result of `concat` under `access`.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateConcat(mlir::Operation *concat, const Access &access);
+  /// The W lanes of a small reduction (isInlineReduceOp) under `access`:
+  /// its input evaluated at each reduced coordinate, combined in order.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateInlineReduce(ReduceOp reduce, const Access &access);
   /// `evaluate` inside a region that ends before the values are read again:
   /// what it memoizes there does not dominate the code after the region.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>

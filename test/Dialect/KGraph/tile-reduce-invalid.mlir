@@ -1,10 +1,12 @@
 // RUN: kgraph-opt %s --split-input-file --verify-diagnostics --kgraph-tile=target=sm_80
 
-func.func @two_reduces(%x: tensor<4x8xf32>) -> tensor<f32> {
-  %0 = kgraph.fused (%x) : (tensor<4x8xf32>) -> tensor<f32> {
-  ^bb0(%a: tensor<4x8xf32>):
-    %s = kgraph.reduce sum %a axes = [1] : tensor<4x8xf32>
-    // expected-error @+1 {{'kgraph.reduce' op does not reduce the rows of the group's first kgraph.reduce ('tensor<4x8xf32>' over axes [1]); the reductions of one group share their rows}}
+// A reduction of 16 elements per row (more than an inline reduction
+// evaluates: fuse-nested-reduce.mlir) read by a reduction of other rows.
+func.func @two_reduces(%x: tensor<4x16xf32>) -> tensor<f32> {
+  %0 = kgraph.fused (%x) : (tensor<4x16xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4x16xf32>):
+    %s = kgraph.reduce sum %a axes = [1] : tensor<4x16xf32>
+    // expected-error @+1 {{'kgraph.reduce' op does not reduce the rows of the group's first kgraph.reduce ('tensor<4x16xf32>' over axes [1]); the reductions of one group share their rows}}
     %t = kgraph.reduce max %s axes = [0] : tensor<4xf32>
     kgraph.yield %t : tensor<f32>
   }
@@ -256,4 +258,23 @@ func.func @multi_columns_vector(%x: tensor<64x4xf32>) -> tensor<64x4xf32> {
     kgraph.yield %d : tensor<64x4xf32>
   }
   return %0 : tensor<64x4xf32>
+}
+
+// -----
+
+// An inline reduction (the max over 4 rows, read by the sum over columns)
+// that reads a value computed from the group's first reduction: the sums
+// would be needed before the rows they come from are done.
+func.func @inline_after_reduce(%x: tensor<4x16xf32>) -> tensor<4xf32> {
+  %0 = kgraph.fused (%x) : (tensor<4x16xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x16xf32>):
+    %r = kgraph.reduce sum %a axes = [1] keep_dims : tensor<4x16xf32>
+    %y = kgraph.add %a, %r : tensor<4x16xf32>, tensor<4x1xf32>
+    // expected-error @+1 {{'kgraph.reduce' op is evaluated inline but reads a reduction result of its group; an inline reduction reads only values computed before the group's first reduction}}
+    %z = kgraph.reduce max %y axes = [0] keep_dims : tensor<4x16xf32>
+    %t = kgraph.mul %a, %z : tensor<4x16xf32>, tensor<1x16xf32>
+    %u = kgraph.reduce sum %t axes = [1] : tensor<4x16xf32>
+    kgraph.yield %u : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
 }

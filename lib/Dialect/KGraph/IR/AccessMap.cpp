@@ -88,6 +88,25 @@ AccessMap AccessMap::slice(ArrayRef<int64_t> operandShape,
   return AccessMap(sizes, operandShape, dims);
 }
 
+AccessMap AccessMap::reduceInput(ArrayRef<int64_t> inputShape,
+                                 ArrayRef<int64_t> axes, bool keepDims,
+                                 ArrayRef<int64_t> reducedCoords) {
+  assert(reducedCoords.size() == inputShape.size() && "one entry per dim");
+  SmallVector<int64_t> outShape;
+  SmallVector<OperandDim> dims;
+  for (int64_t d = 0, e = inputShape.size(); d < e; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      dims.push_back({kFixed, reducedCoords[d], 0});
+      if (keepDims)
+        outShape.push_back(1);
+      continue;
+    }
+    dims.push_back({int64_t(outShape.size()), 0, 1});
+    outShape.push_back(inputShape[d]);
+  }
+  return AccessMap(outShape, inputShape, dims);
+}
+
 AccessMap AccessMap::concatInput(ArrayRef<int64_t> outShape,
                                  ArrayRef<int64_t> inputShape, int64_t axis,
                                  int64_t segmentOffset) {

@@ -24,6 +24,11 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return {};
 }
 
+static bool isStaticTensor(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape();
+}
+
 //===----------------------------------------------------------------------===//
 // Phase 0: transposed GEMM operands become transpose flags
 //===----------------------------------------------------------------------===//
@@ -404,18 +409,56 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
 /// Takes into `set` the producers of shape `shape` (elementwise, operands
 /// broadcasting to it) of the operands in `worklist` (consumer, operand
 /// index), and transitively theirs; a producer that something outside the
-/// set also reads is cloned (recomputed) while the budget lasts.
+/// set also reads is cloned (recomputed) while the budget lasts. With
+/// `inlineSmaller` (a single-pass reduction), also elementwise producers of
+/// other shapes (smaller ones broadcast to their consumers, larger ones feed
+/// an inline reduction) and small reductions (isInlineReduceOp), evaluated
+/// wherever they are read: at most kMaxInlineEvaluations times per element
+/// of their result.
 void Fuser::adoptShapedProducers(
     SmallVector<std::pair<Operation *, unsigned>> worklist,
-    ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName) {
+    ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName,
+    bool inlineSmaller) {
+  auto numElements = [](Value v) {
+    return llvm::cast<ShapedType>(v.getType()).getNumElements();
+  };
+  // How often the kernel evaluates each element of a member's result.
+  DenseMap<Operation *, int64_t> evaluations;
+  auto evaluationsOf = [&](Operation *consumer, Value operand) -> int64_t {
+    int64_t perConsumer = evaluations.lookup(consumer);
+    if (perConsumer == 0 || !isStaticTensor(operand) ||
+        !isStaticTensor(consumer->getResult(0)) || numElements(operand) == 0)
+      return 1;
+    int64_t reads = numElements(consumer->getResult(0));
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(consumer))
+      reads *= getReducedElementCount(reduce);
+    return perConsumer * std::max<int64_t>(1, reads / numElements(operand));
+  };
+  auto isCandidate = [&](Operation *def, int64_t times) {
+    if (isEpilogueCandidate(def, shape, [](Value) { return false; }))
+      return true;
+    // Any shape the consumer reads (its operand broadcasts to its result,
+    // or is the input of an inline reduction): the evaluation count bounds
+    // the recomputation.
+    if (!inlineSmaller || times > kMaxInlineEvaluations ||
+        def->getNumResults() != 1 || !isStaticTensor(def->getResult(0)))
+      return false;
+    if (isInlineReduceOp(def))
+      return true;
+    return isEpilogueCandidate(def, shapeOf(def->getResult(0)),
+                               [](Value) { return false; });
+  };
   unsigned recomputed = 0;
   while (!worklist.empty()) {
     Operation *consumer = worklist.back().first;
     unsigned index = worklist.back().second;
     worklist.pop_back();
-    Operation *def = consumer->getOperand(index).getDefiningOp();
-    if (!isFree(def) || set.contains(def) ||
-        !isEpilogueCandidate(def, shape, [](Value) { return false; }))
+    Value operand = consumer->getOperand(index);
+    Operation *def = operand.getDefiningOp();
+    if (!isFree(def) || set.contains(def))
+      continue;
+    int64_t times = evaluationsOf(consumer, operand);
+    if (!isCandidate(def, times))
       continue;
     bool shared = llvm::any_of(def->getUsers(), [&](Operation *u) {
       return u != consumer && !set.contains(u);
@@ -433,40 +476,57 @@ void Fuser::adoptShapedProducers(
     }
     if (shared)
       ++recomputed;
+    evaluations[member] = times;
     for (unsigned i = 0; i < member->getNumOperands(); ++i)
       worklist.push_back({member, i});
   }
 }
 
 void Fuser::formReductionGroups() {
+  // A small reduction feeding a reduction of other rows (the N-body's sum
+  // over x, y, z inside the sum over bodies) waits until that one has
+  // formed its group, which may evaluate it inline; if it does not, it forms
+  // its own group after the others.
+  SmallVector<ReduceOp> deferred;
   for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
     auto reduce = llvm::dyn_cast<ReduceOp>(&anchorOp);
     if (!reduce || !isFree(reduce))
       continue;
-    if (formMultiReductionGroup(reduce))
-      continue;
-    OpSet set;
-    set.insert(reduce);
-
-    // Producers of the reduce input's shape; a producer also used outside is
-    // cloned (recomputed) while the budget lasts.
-    adoptShapedProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set,
-                         "the reduce");
-
-    // Consumers of the reduce result's shape.
-    ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());
-    growConsumers(reduce, set, [&](Operation *op, const OpSet &s) {
-      return isEpilogueCandidate(op, outShape, [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return def && s.contains(def);
-      });
-    });
-    trimToOneResult(reduce, set);
-    if (set.size() > 1)
-      addGroup(GroupKind::reduce, set);
+    if (isInlinedReduce(reduce))
+      deferred.push_back(reduce);
     else
-      note(reduce, "reduce with no elementwise producer or consumer to fuse");
+      formReductionGroup(reduce);
   }
+  for (ReduceOp reduce : deferred)
+    if (isFree(reduce))
+      formReductionGroup(reduce);
+}
+
+void Fuser::formReductionGroup(ReduceOp reduce) {
+  if (formMultiReductionGroup(reduce))
+    return;
+  OpSet set;
+  set.insert(reduce);
+
+  // Producers of the reduce input's shape, and smaller ones and small
+  // reductions evaluated inline; a producer also used outside is cloned
+  // (recomputed) while the budget lasts.
+  adoptShapedProducers({{reduce, 0}}, shapeOf(reduce.getInput()), set,
+                       "the reduce", /*inlineSmaller=*/true);
+
+  // Consumers of the reduce result's shape.
+  ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());
+  growConsumers(reduce, set, [&](Operation *op, const OpSet &s) {
+    return isEpilogueCandidate(op, outShape, [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && s.contains(def);
+    });
+  });
+  trimToOneResult(reduce, set);
+  if (set.size() > 1)
+    addGroup(GroupKind::reduce, set);
+  else
+    note(reduce, "reduce with no elementwise producer or consumer to fuse");
 }
 
 //===----------------------------------------------------------------------===//

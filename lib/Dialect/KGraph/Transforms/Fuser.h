@@ -87,8 +87,10 @@ private:
                            SmallVectorImpl<Operation *> &cone);
   void adoptShapedProducers(
       SmallVector<std::pair<Operation *, unsigned>> worklist,
-      ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName);
+      ArrayRef<int64_t> shape, OpSet &set, StringRef anchorName,
+      bool inlineSmaller = false);
   bool formMultiReductionGroup(ReduceOp reduce);
+  void formReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
   void growConsumers(Operation *anchor, OpSet &set,

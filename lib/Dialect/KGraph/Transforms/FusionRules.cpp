@@ -258,6 +258,48 @@ ReduceRows kgraph::getReduceRows(ReduceOp op) {
   return rows;
 }
 
+int64_t kgraph::getReducedElementCount(ReduceOp op) {
+  auto type = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  int64_t count = 1;
+  for (int64_t axis : op.getAxes())
+    if (axis >= 0 && axis < type.getRank())
+      count *= type.getDimSize(axis);
+  return count;
+}
+
+bool kgraph::isInlineReduceOp(Operation *op) {
+  auto reduce = llvm::dyn_cast_if_present<ReduceOp>(op);
+  if (!reduce || !isRankedTensor(reduce.getResult()))
+    return false;
+  Type element = getElementTypeOrSelf(reduce.getInput().getType());
+  if (!llvm::isa<FloatType, IntegerType>(element) || element.isInteger(1))
+    return false;
+  int64_t count = getReducedElementCount(reduce);
+  return count >= 1 && count <= kMaxInlineReduceElements;
+}
+
+bool kgraph::isInlinedReduce(Operation *op) {
+  if (!isInlineReduceOp(op))
+    return false;
+  // Another reduction of the same block reads the result, transitively.
+  SmallVector<Operation *> worklist{op};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Operation *current = worklist.pop_back_val();
+    for (Operation *user : current->getUsers()) {
+      if (user->getBlock() != op->getBlock() || !seen.insert(user).second)
+        continue;
+      if (auto reduce = llvm::dyn_cast<ReduceOp>(user))
+        if (getReduceRows(reduce) != getReduceRows(llvm::cast<ReduceOp>(op)))
+          return true;
+      worklist.push_back(user);
+    }
+  }
+  return false;
+}
+
 bool kgraph::isRowGroupOp(Operation *op, const ReduceRows &rows,
                           function_ref<bool(Value)> inGroup) {
   if (auto reduce = llvm::dyn_cast<ReduceOp>(op))

@@ -62,6 +62,10 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
   ReduceGroupInfo info;
   Block &body = group.getBody().front();
   for (Operation &op : body.without_terminator()) {
+    // A small reduction feeding another is evaluated inline, like an
+    // elementwise op (isInlinedReduce).
+    if (isInlinedReduce(&op))
+      continue;
     if (auto r = llvm::dyn_cast<ReduceOp>(op)) {
       if (!info.reduces.empty() && getReduceRows(r) != info.rows) {
         ReduceOp first = info.reduces.front();
@@ -108,7 +112,7 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
     unsigned phase = 0;
     for (Value operand : op.getOperands())
       phase = std::max(phase, info.phase.lookup(operand));
-    if (auto r = llvm::dyn_cast<ReduceOp>(op)) {
+    if (auto r = llvm::dyn_cast<ReduceOp>(op); r && !isInlinedReduce(r)) {
       unsigned index = llvm::find(info.reduces, r) - info.reduces.begin();
       info.phase[r.getResult()] = index + 1;
       continue;
@@ -119,6 +123,11 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
     info.phase[result] = phase;
     if (phase == 0)
       continue;
+    if (isInlinedReduce(&op))
+      return op.emitOpError("is evaluated inline but reads a reduction "
+                            "result of its group; an inline reduction reads "
+                            "only values computed before the group's first "
+                            "reduction");
     auto type = llvm::cast<ShapedType>(result.getType());
     bool perRow = info.rows.isPerRowShape(type.getShape());
     bool overRows = type.getShape() == ArrayRef<int64_t>(info.rows.shape);

@@ -92,6 +92,14 @@ public:
   static AccessMap concatInput(llvm::ArrayRef<int64_t> outShape,
                                llvm::ArrayRef<int64_t> inputShape,
                                int64_t axis, int64_t segmentOffset);
+  /// The input of a kgraph.reduce over `axes` (with `keepDims` as the op)
+  /// at fixed coordinates of the reduced dims: `reducedCoords[d]` for each
+  /// input dim d in `axes` (entries of other dims are ignored). The output
+  /// space is the reduce result; one such map per input element of a result
+  /// element evaluates the reduction inline.
+  static AccessMap reduceInput(llvm::ArrayRef<int64_t> inputShape,
+                               llvm::ArrayRef<int64_t> axes, bool keepDims,
+                               llvm::ArrayRef<int64_t> reducedCoords);
   /// A 4-D activation of `storedShape` in `layout` read at logical
   /// (N, C, H, W) coordinates: the output space is [N, C, H, W].
   static AccessMap activation(llvm::ArrayRef<int64_t> storedShape,

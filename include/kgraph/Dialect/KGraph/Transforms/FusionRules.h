@@ -28,6 +28,13 @@ inline constexpr int64_t kMaxStencilChannels = 4;
 inline constexpr int64_t kMaxWindowGroupChannels = 8;
 /// Ops on the path from a block argument to a matmul operand (prologue).
 inline constexpr unsigned kMaxPrologueOps = 2;
+/// Most input elements per result element of a kgraph.reduce that kernels
+/// evaluate inline, wherever its result is read (isInlineReduceOp).
+inline constexpr int64_t kMaxInlineReduceElements = 8;
+/// Most times a producer adopted into a reduction group at a smaller shape
+/// than the reduce input (or inside an inline reduction) is evaluated per
+/// element of its own result (Fuser::adoptShapedProducers).
+inline constexpr int64_t kMaxInlineEvaluations = 8;
 
 /// Options of kgraph-fuse (the pass options of the same names).
 struct FusionOptions {
@@ -126,6 +133,24 @@ struct ReduceRows {
 
 /// The rows of `op`.
 ReduceRows getReduceRows(ReduceOp op);
+
+/// Input elements per result element of `op` (the product of its reduced
+/// extents), or 0 where its shapes are not static.
+int64_t getReducedElementCount(ReduceOp op);
+
+/// True for a kgraph.reduce small enough to evaluate inline (at most
+/// kMaxInlineReduceElements input elements per result element, float or
+/// integer elements other than i1): a kernel that reads its result computes
+/// each result element from its inputs where it needs it, as it does an
+/// elementwise op. The N-body's sum over x, y, z inside the sum over bodies.
+bool isInlineReduceOp(mlir::Operation *op);
+
+/// True if the kgraph.reduce `op` is evaluated inline (isInlineReduceOp) by
+/// a reduction of other rows that reads its result, transitively, in the
+/// same block: in a reduction group's body it is not one of the group's
+/// reductions (those share their rows) but a value of its producers, and
+/// kgraph-fuse offers it to that reduction's group first.
+bool isInlinedReduce(mlir::Operation *op);
 
 /// True if `op` may join a reduction group over `rows` whose values are
 /// those `inGroup` accepts (the rule of a multi-reduction group, for

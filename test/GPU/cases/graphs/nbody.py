@@ -1,0 +1,109 @@
+"""Nested reductions (issue 12, item 3): all-pairs N-body accelerations,
+a_i = sum_j m_j (p_j - p_i) / (|p_j - p_i|^2 + eps)^(3/2), written as a
+plain graph (broadcast subtract, square, sum over x, y, z, rsqrt, scale by
+mass, sum over bodies). --fuse makes it one reduction kernel that evaluates
+the sum over x, y, z inline (isInlineReduceOp), so the N x N intermediate
+never exists: the plan has no buffer besides the inputs and the result.
+Odd body counts, f32 and f16 positions, mean instead of sum, a max over
+the components, each body's potential (the inner sum drops its axis); and the benchmark at 8192
+bodies against torch eager and torch.compile."""
+
+import torch
+
+from graph_case import GraphCase, Input
+
+
+def _t(shape, dt):
+    return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + dt + ">"
+
+
+def nbody_mlir(n, dt="f32", eps=0.01, inner="sum"):
+    """The N-body graph; `inner` reduces the squared components (sum, mean
+    or max)."""
+    p, m = _t([n, 3], dt), _t([n], dt)
+    pi, pj, nn3 = _t([n, 1, 3], dt), _t([1, n, 3], dt), _t([n, n, 3], dt)
+    nn1, mj, sc = _t([n, n, 1], dt), _t([1, n, 1], dt), _t([], dt)
+    return f"""func.func @main(%p: {p}, %m: {m}) -> {p} {{
+  %pi = kgraph.reshape %p : {p} to {pi}
+  %pj = kgraph.reshape %p : {p} to {pj}
+  %d = kgraph.sub %pj, %pi : {pj}, {pi}
+  %sq = kgraph.mul %d, %d : {nn3}, {nn3}
+  %r2 = kgraph.reduce {inner} %sq axes = [2] keep_dims : {nn3}
+  %eps = arith.constant dense<{eps}> : {sc}
+  %r2e = kgraph.add %r2, %eps : {nn1}, {sc}
+  %inv = kgraph.rsqrt %r2e : {nn1}
+  %inv2 = kgraph.mul %inv, %inv : {nn1}, {nn1}
+  %inv3 = kgraph.mul %inv2, %inv : {nn1}, {nn1}
+  %mj = kgraph.reshape %m : {m} to {mj}
+  %s = kgraph.mul %inv3, %mj : {nn1}, {mj}
+  %f = kgraph.mul %d, %s : {nn3}, {nn1}
+  %a = kgraph.reduce sum %f axes = [1] : {nn3}
+  return %a : {p}
+}}"""
+
+
+def potential_mlir(n, dt="f32", eps=0.01):
+    """Each body's potential, -sum_j m_j / sqrt(|p_j - p_i|^2 + eps): the
+    inner sum drops its axis (N x N), the outer reduces all of that."""
+    p, m, nn3, nn = _t([n, 3], dt), _t([n], dt), _t([n, n, 3], dt), _t([n, n], dt)
+    return f"""func.func @main(%p: {p}, %m: {m}) -> {m} {{
+  %pi = kgraph.reshape %p : {p} to {_t([n, 1, 3], dt)}
+  %pj = kgraph.reshape %p : {p} to {_t([1, n, 3], dt)}
+  %d = kgraph.sub %pj, %pi : {_t([1, n, 3], dt)}, {_t([n, 1, 3], dt)}
+  %sq = kgraph.mul %d, %d : {nn3}, {nn3}
+  %r2 = kgraph.reduce sum %sq axes = [2] : {nn3}
+  %eps = arith.constant dense<{eps}> : {_t([], dt)}
+  %r2e = kgraph.add %r2, %eps : {nn}, {_t([], dt)}
+  %inv = kgraph.rsqrt %r2e : {nn}
+  %e = kgraph.mul %inv, %m : {nn}, {m}
+  %neg = kgraph.neg %e : {nn}
+  %u = kgraph.reduce sum %neg axes = [1] : {nn}
+  return %u : {m}
+}}"""
+
+
+def potential_ref(eps=0.01):
+    def ref(p, m):
+        d = p[None, :, :] - p[:, None, :]
+        return -(torch.rsqrt((d * d).sum(dim=2) + eps) * m[None, :]).sum(dim=1)
+    return ref
+
+
+def nbody_ref(eps=0.01, inner="sum"):
+    def ref(p, m):
+        d = p[None, :, :] - p[:, None, :]
+        sq = d * d
+        if inner == "sum":
+            r2 = sq.sum(dim=2, keepdim=True)
+        elif inner == "mean":
+            r2 = sq.mean(dim=2, keepdim=True)
+        else:
+            r2 = sq.amax(dim=2, keepdim=True)
+        inv = torch.rsqrt(r2 + eps)
+        return (d * (inv * inv * inv * m[None, :, None])).sum(dim=1)
+    return ref
+
+
+def case(name, n, dt="f32", inner="sum", tol=(1e-4, 1e-4), bench=False,
+         memcheck=True, eps=0.01):
+    return GraphCase(name, nbody_mlir(n, dt, eps, inner),
+                     [Input("p", [n, 3], dt), Input("m", [n], dt, lo=0.5, hi=1.5)],
+                     nbody_ref(eps, inner), kernels=1, tol=tol, bench=bench,
+                     memcheck=memcheck)
+
+
+CASES = [
+    case("nbody_f32_37", 37),
+    case("nbody_f32_1000", 1000),
+    GraphCase("nbody_potential_f32_129", potential_mlir(129),
+              [Input("p", [129, 3], "f32"), Input("m", [129], "f32", lo=0.5, hi=1.5)],
+              potential_ref(), kernels=1, tol=(1e-4, 1e-4)),
+    case("nbody_f32_mean_77", 77, inner="mean"),
+    case("nbody_f32_max_33", 33, inner="max"),
+    # f16 positions: every value rounds to f16 between ops, as the
+    # reference (run in float64 on the f16 inputs) does not; eps = 0.1 keeps
+    # the near pairs well conditioned.
+    case("nbody_f16_65", 65, dt="f16", eps=0.1, tol=(3e-2, 3e-2)),
+    # The benchmark (issue 12): 8192 bodies, O(N) memory.
+    case("nbody_f32_8192", 8192, tol=(1e-3, 1e-3), bench=True, memcheck=False),
+]
