@@ -2,6 +2,9 @@
 // RUN: kgraph-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(kgraph-fuse,kgraph-form-kernels),kgraph-tile{target=sm_90a},kgraph-lower-to-gpu)' \
 // RUN:   | FileCheck %s --check-prefix=GPU
+// RUN: kgraph-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(kgraph-fuse,kgraph-form-kernels),kgraph-tile{target=sm_90a})' \
+// RUN:   | FileCheck %s --check-prefix=TILE
 
 // Nested reductions (docs/fusion.md, "Reductions"): a small reduction (at
 // most kMaxInlineReduceElements = 8 input elements per result element)
@@ -116,4 +119,34 @@ func.func @short_softmax(%x: tensor<300x8xf32>) -> tensor<300x8xf32> {
   %s = kgraph.reduce sum %e axes = [1] keep_dims : tensor<300x8xf32>
   %o = kgraph.div %e, %s : tensor<300x8xf32>, tensor<300x1xf32>
   return %o : tensor<300x8xf32>
+}
+
+// -----
+
+// The N-body at 8192 bodies: 24576 outputs (a body's x, y or z) of 8192
+// terms, each term about 12 ops and an inline sum of 3 (opsPerElement >=
+// 8): limited by arithmetic, so not a thread per output (24576 threads
+// would fill a sixth of the H200's), but 32 threads per output as for a
+// long row, 786432 threads in all.
+// CHECK-LABEL: func @nbody_8192
+// CHECK-COUNT-1: kgraph.fused reduce
+// CHECK-NOT: kgraph.fused
+// TILE-LABEL: func @nbody_8192
+// TILE: #kgraph.reduce_config<threads_per_row = 32, rows_per_block = 8, vector_width = 1, grid_size = 3072>
+func.func @nbody_8192(%p: tensor<8192x3xf32>, %m: tensor<8192xf32>) -> tensor<8192x3xf32> {
+  %pi = kgraph.reshape %p : tensor<8192x3xf32> to tensor<8192x1x3xf32>
+  %pj = kgraph.reshape %p : tensor<8192x3xf32> to tensor<1x8192x3xf32>
+  %d = kgraph.sub %pj, %pi : tensor<1x8192x3xf32>, tensor<8192x1x3xf32>
+  %sq = kgraph.mul %d, %d : tensor<8192x8192x3xf32>, tensor<8192x8192x3xf32>
+  %r2 = kgraph.reduce sum %sq axes = [2] keep_dims : tensor<8192x8192x3xf32>
+  %eps = arith.constant dense<0.01> : tensor<f32>
+  %r2e = kgraph.add %r2, %eps : tensor<8192x8192x1xf32>, tensor<f32>
+  %inv = kgraph.rsqrt %r2e : tensor<8192x8192x1xf32>
+  %inv2 = kgraph.mul %inv, %inv : tensor<8192x8192x1xf32>, tensor<8192x8192x1xf32>
+  %inv3 = kgraph.mul %inv2, %inv : tensor<8192x8192x1xf32>, tensor<8192x8192x1xf32>
+  %mj = kgraph.reshape %m : tensor<8192xf32> to tensor<1x8192x1xf32>
+  %s = kgraph.mul %inv3, %mj : tensor<8192x8192x1xf32>, tensor<1x8192x1xf32>
+  %f = kgraph.mul %d, %s : tensor<8192x8192x3xf32>, tensor<8192x8192x1xf32>
+  %a = kgraph.reduce sum %f axes = [1] : tensor<8192x8192x3xf32>
+  return %a : tensor<8192x3xf32>
 }

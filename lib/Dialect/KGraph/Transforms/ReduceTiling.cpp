@@ -64,8 +64,10 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
   for (Operation &op : body.without_terminator()) {
     // A small reduction feeding another is evaluated inline, like an
     // elementwise op (isInlinedReduce).
-    if (isInlinedReduce(&op))
+    if (isInlinedReduce(&op)) {
+      info.opsPerElement += getReducedElementCount(llvm::cast<ReduceOp>(op));
       continue;
+    }
     if (auto r = llvm::dyn_cast<ReduceOp>(op)) {
       if (!info.reduces.empty() && getReduceRows(r) != info.rows) {
         ReduceOp first = info.reduces.front();
@@ -87,6 +89,7 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
         return failure();
       continue;
     }
+    ++info.opsPerElement;
     if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be part of a reduction group: only "
                             "elementwise ops and splat constants can join a "
@@ -255,6 +258,10 @@ static int64_t getStreamingThreads(int64_t loads, int64_t numOutputs,
   return threads;
 }
 
+/// Ops per row element (ReduceGroupInfo::opsPerElement) from which a
+/// single-pass reduction is limited by arithmetic rather than loads.
+static constexpr int64_t kComputeBoundOpsPerElement = 8;
+
 /// chooseReduceConfig for a multi-reduction group (see the header).
 static ReduceConfigAttr chooseMultiReduceConfig(MLIRContext *ctx,
                                                 const ReduceGroupInfo &info,
@@ -301,8 +308,14 @@ ReduceConfigAttr kgraph::chooseReduceConfig(MLIRContext *ctx,
   const ReduceLayout &layout = info.layout;
   const int64_t maxWidth = std::max<int64_t>(1, 16 / info.widestBytes);
   const int64_t numOutputs = layout.numOutputs, rowSize = layout.rowSize;
-  // Outputs that keep every SM busy with a thread per output.
-  const int64_t manyOutputs = int64_t(target.numSMs) * 128;
+  // Outputs that keep every SM busy with a thread per output: a few warps
+  // per SM stream the loads of a light group, but one that evaluates many
+  // ops per element (nested reductions, long producer chains: the N-body)
+  // is limited by its arithmetic and needs half the SM's threads.
+  const int64_t manyOutputs =
+      info.opsPerElement >= kComputeBoundOpsPerElement
+          ? int64_t(target.numSMs) * target.maxThreadsPerSM / 2
+          : int64_t(target.numSMs) * 128;
 
   int64_t threadsPerRow, rowsPerBlock, width, outputsPerBlock;
   if (!layout.isInnerReduced() &&

@@ -87,6 +87,10 @@ struct ReduceGroupInfo {
   /// reduction (several reductions, values over the whole rows computed
   /// from a reduction result, or several results).
   bool singlePass = true;
+  /// Ops the kernel evaluates per element of a row besides its reductions:
+  /// the body's elementwise ops, each inline reduction (isInlinedReduce)
+  /// counted once per element it combines.
+  int64_t opsPerElement = 0;
   /// Per op result of the body: 1 + the index of the last reduction it
   /// depends on (transitively), 0 when it depends on none.
   llvm::DenseMap<mlir::Value, unsigned> phase;
