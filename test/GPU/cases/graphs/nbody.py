@@ -5,7 +5,9 @@ mass, sum over bodies). --fuse makes it one reduction kernel that evaluates
 the sum over x, y, z inline (isInlineReduceOp), so the N x N intermediate
 never exists: the plan has no buffer besides the inputs and the result.
 Odd body counts, f32 and f16 positions, mean instead of sum, a max over
-the components, each body's potential (the inner sum drops its axis); and the benchmark at 8192
+the components, each body's potential (the inner sum drops its axis);
+smaller nested reductions whose outer rows are vectorized (the inner
+lanes gathered, or loaded as contiguous runs); and the benchmark at 8192
 bodies against torch eager and torch.compile."""
 
 import torch
@@ -92,7 +94,38 @@ def case(name, n, dt="f32", inner="sum", tol=(1e-4, 1e-4), bench=False,
                      memcheck=memcheck)
 
 
+def nested_case(name, shape, inner_axes, outer_axes, dt="f32", kind="sum", tol=(1e-5, 1e-5)):
+    """exp of x reduced (`kind`) over `inner_axes` (at most 8 elements), then
+    the square of that summed over `outer_axes` of the result: the inner
+    reduction is evaluated inline, vectorized where the outer rows are
+    contiguous (the inner lanes then gather, or load contiguous runs when
+    the inner axes are leading ones)."""
+    mid = [n for d, n in enumerate(shape) if d not in inner_axes]
+    out = [n for d, n in enumerate(mid) if d not in outer_axes]
+    mlir = f"""func.func @main(%x: {_t(shape, dt)}) -> {_t(out, dt)} {{
+  %e = kgraph.exp %x : {_t(shape, dt)}
+  %r = kgraph.reduce {kind} %e axes = [{", ".join(map(str, inner_axes))}] : {_t(shape, dt)}
+  %q = kgraph.mul %r, %r : {_t(mid, dt)}, {_t(mid, dt)}
+  %s = kgraph.reduce sum %q axes = [{", ".join(map(str, outer_axes))}] : {_t(mid, dt)}
+  return %s : {_t(out, dt)}
+}}"""
+
+    def ref(x):
+        e = torch.exp(x)
+        r = {"sum": lambda t: t.sum(dim=inner_axes), "max": lambda t: t.amax(dim=inner_axes),
+             "mean": lambda t: t.mean(dim=inner_axes)}[kind](e)
+        return (r * r).sum(dim=outer_axes)
+    return GraphCase(name, mlir, [Input("x", shape, dt)], ref, kernels=1, tol=tol)
+
+
 CASES = [
+    # The outer rows contiguous (4-lane vectors): the inner sum over the
+    # innermost axis gathers its lanes, over the leading axis it loads
+    # contiguous runs; a max over two axes of 2 x 3.
+    nested_case("nested_sum_inner_f32_64x32x4", [64, 32, 4], [2], [1]),
+    nested_case("nested_sum_leading_f32_4x64x32", [4, 64, 32], [0], [1]),
+    nested_case("nested_max_two_axes_f16_2x40x3x24", [2, 40, 3, 24], [0, 2], [1], dt="f16",
+                kind="max", tol=(2e-2, 2e-2)),
     case("nbody_f32_37", 37),
     case("nbody_f32_1000", 1000),
     GraphCase("nbody_potential_f32_129", potential_mlir(129),
