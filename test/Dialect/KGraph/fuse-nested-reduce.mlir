@@ -16,6 +16,9 @@
 // the sum over bodies. The per-pair values [N, N, 1] are evaluated for each
 // of the 3 components that read them, the squared components once per pair
 // value: 3 evaluations per element, within kMaxInlineEvaluations.
+// Producers are adopted latest first, so inv (read by inv2 twice and by
+// inv3) joins once, after all its readers, and is not recomputed: one
+// inner reduction in the group.
 // CHECK-LABEL: func @nbody
 // CHECK-SAME: (%[[P:.*]]: tensor<37x3xf32>, %[[M:.*]]: tensor<37xf32>)
 // CHECK-NOT: kgraph.fused
@@ -23,7 +26,9 @@
 // CHECK: kgraph.sub
 // CHECK: kgraph.mul
 // CHECK: kgraph.reduce sum %{{.*}} axes = [2] keep_dims : tensor<37x37x3xf32>
+// CHECK-NOT: kgraph.reduce
 // CHECK: kgraph.rsqrt
+// CHECK-NOT: kgraph.reduce
 // CHECK: kgraph.reduce sum %{{.*}} axes = [1] : tensor<37x37x3xf32>
 // CHECK-NEXT: kgraph.yield
 // CHECK-NOT: kgraph.fused
@@ -43,8 +48,10 @@ func.func @nbody(%p: tensor<37x3xf32>, %m: tensor<37xf32>) -> tensor<37x3xf32> {
   %eps = arith.constant dense<0.01> : tensor<f32>
   %r2e = kgraph.add %r2, %eps : tensor<37x37x1xf32>, tensor<f32>
   %inv = kgraph.rsqrt %r2e : tensor<37x37x1xf32>
+  %inv2 = kgraph.mul %inv, %inv : tensor<37x37x1xf32>, tensor<37x37x1xf32>
+  %inv3 = kgraph.mul %inv2, %inv : tensor<37x37x1xf32>, tensor<37x37x1xf32>
   %mj = kgraph.reshape %m : tensor<37xf32> to tensor<1x37x1xf32>
-  %s = kgraph.mul %inv, %mj : tensor<37x37x1xf32>, tensor<1x37x1xf32>
+  %s = kgraph.mul %inv3, %mj : tensor<37x37x1xf32>, tensor<1x37x1xf32>
   %f = kgraph.mul %d, %s : tensor<37x37x3xf32>, tensor<37x37x1xf32>
   %a = kgraph.reduce sum %f axes = [1] : tensor<37x37x3xf32>
   return %a : tensor<37x3xf32>

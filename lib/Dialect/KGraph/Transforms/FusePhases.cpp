@@ -408,8 +408,9 @@ bool Fuser::formMultiReductionGroup(ReduceOp reduce) {
 
 /// Takes into `set` the producers of shape `shape` (elementwise, operands
 /// broadcasting to it) of the operands in `worklist` (consumer, operand
-/// index), and transitively theirs; a producer that something outside the
-/// set also reads is cloned (recomputed) while the budget lasts. With
+/// index), and transitively theirs, the one defined last first; a producer
+/// that something outside the set also reads is cloned (recomputed) while
+/// the budget lasts. With
 /// `inlineSmaller` (a single-pass reduction), also elementwise producers of
 /// other shapes (smaller ones broadcast to their consumers, larger ones feed
 /// an inline reduction) and small reductions (isInlineReduceOp), evaluated
@@ -450,9 +451,22 @@ void Fuser::adoptShapedProducers(
   };
   unsigned recomputed = 0;
   while (!worklist.empty()) {
-    Operation *consumer = worklist.back().first;
-    unsigned index = worklist.back().second;
-    worklist.pop_back();
+    // The producer defined last first: the other users of an earlier one
+    // (inv in inv * inv * inv) are then already members where they join,
+    // so it is not counted as shared and recomputed.
+    auto defOf = [&](const std::pair<Operation *, unsigned> &item) {
+      return item.first->getOperand(item.second).getDefiningOp();
+    };
+    auto next = worklist.end() - 1;
+    for (auto it = worklist.begin(); it != worklist.end(); ++it) {
+      Operation *d = defOf(*it), *best = defOf(*next);
+      if (d && (!best || (d->getBlock() == best->getBlock() &&
+                          best->isBeforeInBlock(d))))
+        next = it;
+    }
+    Operation *consumer = next->first;
+    unsigned index = next->second;
+    worklist.erase(next);
     Value operand = consumer->getOperand(index);
     Operation *def = operand.getDefiningOp();
     if (!isFree(def) || set.contains(def))
