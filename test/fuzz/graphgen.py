@@ -462,6 +462,41 @@ class _Builder:
                   f"kgraph.reduce {kind} %{v.name} axes = [{', '.join(map(str, axes))}]"
                   f"{' keep_dims' if keep else ''} : {v.type}")
 
+    def _reduce(self, v, kind, axes, keep):
+        shape = tuple((1 if i in axes else d) for i, d in enumerate(v.shape)
+                      if keep or i not in axes)
+        if kind == "sum" and v.dtype in FLOATS:
+            self.g.gpu_safe = self.g.gpu_safe and v.dtype == "f32"
+        return self.emit("reduce", [v], {"kind": kind, "axes": tuple(axes), "keep_dims": keep},
+                         shape, v.dtype,
+                         f"kgraph.reduce {kind} %{v.name} axes = [{', '.join(map(str, axes))}]"
+                         f"{' keep_dims' if keep else ''} : {v.type}")
+
+    def op_nested_reduce(self):
+        """A small reduction (at most 8 elements per result) whose result a
+        reduction of other rows reads: kgraph-fuse evaluates the small one
+        inline in the other's kernel (the N-body's sum over x, y, z inside
+        the sum over bodies)."""
+        v = self.pick(lambda x: x.rank >= 2 and x.dtype in DTYPES
+                      and any(1 < d <= 8 for d in x.shape))
+        if v is None:
+            return
+        small = [i for i, d in enumerate(v.shape) if 1 < d <= 8]
+        axes = [self.rnd.choice(small)]
+        rest = [i for i in small if i != axes[0] and v.shape[i] * v.shape[axes[0]] <= 8]
+        if rest and self.chance(0.3):
+            axes = sorted(axes + [self.rnd.choice(rest)])
+        floats = v.dtype in FLOATS
+        inner = self._reduce(v, self.rnd.choice(("sum", "max", "mean") if floats
+                                                else ("sum", "max")),
+                             axes, self.chance(0.5))
+        if inner is None or inner.rank == 0:
+            return
+        outer_axes = sorted(self.rnd.sample(range(inner.rank),
+                                            self.rnd.randint(1, inner.rank)))
+        self._reduce(inner, self.rnd.choice(("sum", "max")), outer_axes, self.chance(0.4))
+        self.g.tags.add("nested_reduce")
+
     def op_row_chain(self):
         """Reductions of the same rows chained through elementwise ops over
         the rows (a multi-reduction group: softmax, centering and variance,
@@ -628,7 +663,8 @@ class _Builder:
             "stencil": [(self.op_conv2d, 3), (self.op_pool2d, 3), (self.op_binary, 3),
                         (self.op_unary, 2), (self.op_select, 1), (self.op_compare, 1)],
             "pool": [(self.op_pool2d, 5), (self.op_unary, 1), (self.op_binary, 1)],
-            "reduce": [(self.op_reduce, 4), (self.op_row_chain, 2), (self.op_binary, 3),
+            "reduce": [(self.op_reduce, 4), (self.op_row_chain, 2), (self.op_nested_reduce, 2),
+                       (self.op_binary, 3),
                        (self.op_unary, 2), (self.op_cast, 1)],
             "mixed": [(self.op_binary, 4), (self.op_unary, 3), (self.op_matmul, 1),
                       (self.op_conv2d, 1), (self.op_pool2d, 1), (self.op_reduce, 2),
