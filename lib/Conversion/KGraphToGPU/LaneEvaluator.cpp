@@ -285,13 +285,8 @@ LaneEvaluator::evaluateInlineReduce(ReduceOp reduce, const Access &access) {
       acc[l] = emitReduceCombine(b, loc, reduce.getKind(), acc[l], (*lanes)[l]);
   }
   Type resultType = getElementType(reduce.getResult());
-  for (Value &lane : acc) {
-    if (reduce.getKind() == ReduceKind::mean)
-      lane = arith::DivFOp::create(
-          b, loc, lane,
-          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(count))));
-    lane = roundToType(b, loc, lane, resultType);
-  }
+  for (Value &lane : acc)
+    lane = emitReduceFinish(b, loc, reduce.getKind(), lane, count, resultType);
   return acc;
 }
 

@@ -124,12 +124,8 @@ Value MultiReduceKernelBuilder::finishReduction(OpBuilder &b, ReduceOp r,
                                                 Value acc) {
   acc = emitRowCombine(b, loc, r.getKind(), acc, threads, lane, rowInBlock,
                        partials.lookup(acc.getType()), /*everyLane=*/true);
-  if (r.getKind() == ReduceKind::mean)
-    acc = arith::DivFOp::create(
-        b, loc, acc,
-        arith::ConstantOp::create(b, loc,
-                                  b.getF32FloatAttr(float(layout.rowSize))));
-  return roundToType(b, loc, acc, getElementType(r.getResult()));
+  return emitReduceFinish(b, loc, r.getKind(), acc, layout.rowSize,
+                          getElementType(r.getResult()));
 }
 
 LogicalResult MultiReduceKernelBuilder::computePerRowValues(

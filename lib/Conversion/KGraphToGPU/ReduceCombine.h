@@ -33,6 +33,13 @@ mlir::Value emitReduceIdentity(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value emitReduceCombine(mlir::OpBuilder &b, mlir::Location loc,
                               ReduceKind kind, mlir::Value x, mlir::Value y);
 
+/// The result of a `kind` reduction of `count` elements from its accumulator
+/// `acc`: a mean divided by `count`, rounded to `resultType` (the result's
+/// element type) and back to compute type.
+mlir::Value emitReduceFinish(mlir::OpBuilder &b, mlir::Location loc,
+                             ReduceKind kind, mlir::Value acc, int64_t count,
+                             mlir::Type resultType);
+
 /// xor-shuffle reduction over aligned groups of `n` lanes (n <= 32): every
 /// lane of a group gets the group's total.
 mlir::Value emitShuffleReduce(mlir::OpBuilder &b, mlir::Location loc,

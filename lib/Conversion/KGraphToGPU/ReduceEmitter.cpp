@@ -103,6 +103,16 @@ Value kgraph::detail::emitReduceCombine(OpBuilder &b, Location loc,
                  : Value(arith::AddIOp::create(b, loc, x, y));
 }
 
+Value kgraph::detail::emitReduceFinish(OpBuilder &b, Location loc,
+                                       ReduceKind kind, Value acc,
+                                       int64_t count, Type resultType) {
+  if (kind == ReduceKind::mean)
+    acc = arith::DivFOp::create(
+        b, loc, acc,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(count))));
+  return roundToType(b, loc, acc, resultType);
+}
+
 Value kgraph::detail::emitShuffleReduce(OpBuilder &b, Location loc,
                                         ReduceKind kind, Value v, int64_t n) {
   for (int64_t offset = n / 2; offset >= 1; offset /= 2) {
@@ -248,14 +258,9 @@ LogicalResult ReduceKernelBuilder::finishAndStore(OpBuilder &b,
   Type resultType = getElementType(reduce.getResult());
   LaneEvaluator eval(b, loc, width, flatArgs);
   SmallVector<Value> lanes;
-  for (Value acc : accs) {
-    if (reduce.getKind() == ReduceKind::mean)
-      acc = arith::DivFOp::create(
-          b, loc, acc,
-          arith::ConstantOp::create(
-              b, loc, b.getF32FloatAttr(float(layout.rowSize))));
-    lanes.push_back(roundToType(b, loc, acc, resultType));
-  }
+  for (Value acc : accs)
+    lanes.push_back(emitReduceFinish(b, loc, reduce.getKind(), acc,
+                                     layout.rowSize, resultType));
   eval.bind(reduce.getResult(), lanes);
   Value yielded = group.getYield().getValues().front();
   FailureOr<SmallVector<Value>> out =
