@@ -191,6 +191,16 @@ unsigned Fuser::addGroup(GroupKind kind, SmallVector<Operation *> ordered) {
 
 /// Adds to `set` every free op after `anchor` (in program order) that uses a
 /// value of `set` and that `accepts` allows, when that creates no cycle.
+void Fuser::growEpilogue(Operation *anchor, ArrayRef<int64_t> shape,
+                         OpSet &set) {
+  growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
+    return isEpilogueCandidate(op, shape, [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && s.contains(def);
+    });
+  });
+}
+
 void Fuser::growConsumers(
     Operation *anchor, OpSet &set,
     function_ref<bool(Operation *, const OpSet &)> accepts) {

@@ -164,12 +164,7 @@ void Fuser::formGemmGroups() {
     } else if (onlyUser && isFree(onlyUser) &&
                isEpilogueCandidate(onlyUser, shape,
                                    [&](Value v) { return v == result; })) {
-      growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
-        return isEpilogueCandidate(op, shape, [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return def && s.contains(def);
-        });
-      });
+      growEpilogue(anchor, shape, set);
       // Never empties the epilogue: {anchor, its only user} yields one value.
       trimToOneResult(anchor, set);
       // Transposed, broadcast or sliced epilogue inputs are read through
@@ -250,12 +245,7 @@ void Fuser::formWindowGroups() {
     adoptShapedProducers({{anchor, 0}}, inShape, set, "the window op");
     // Consumers of the result's shape (bias, residual, activation).
     ArrayRef<int64_t> outShape = shapeOf(anchor->getResult(0));
-    growConsumers(anchor, set, [&](Operation *op, const OpSet &s) {
-      return isEpilogueCandidate(op, outShape, [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return def && s.contains(def);
-      });
-    });
+    growEpilogue(anchor, outShape, set);
     trimToOneResult(anchor, set);
     if (set.size() > 1)
       addGroup(GroupKind::window, set);
@@ -449,14 +439,14 @@ void Fuser::adoptShapedProducers(
     return isEpilogueCandidate(def, shapeOf(def->getResult(0)),
                                [](Value) { return false; });
   };
+  auto defOf = [](const std::pair<Operation *, unsigned> &item) {
+    return item.first->getOperand(item.second).getDefiningOp();
+  };
   unsigned recomputed = 0;
   while (!worklist.empty()) {
     // The producer defined last first: the other users of an earlier one
     // (inv in inv * inv * inv) are then already members where they join,
     // so it is not counted as shared and recomputed.
-    auto defOf = [&](const std::pair<Operation *, unsigned> &item) {
-      return item.first->getOperand(item.second).getDefiningOp();
-    };
     auto next = worklist.end() - 1;
     for (auto it = worklist.begin(); it != worklist.end(); ++it) {
       Operation *d = defOf(*it), *best = defOf(*next);
@@ -530,12 +520,7 @@ void Fuser::formReductionGroup(ReduceOp reduce) {
 
   // Consumers of the reduce result's shape.
   ArrayRef<int64_t> outShape = shapeOf(reduce.getResult());
-  growConsumers(reduce, set, [&](Operation *op, const OpSet &s) {
-    return isEpilogueCandidate(op, outShape, [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      return def && s.contains(def);
-    });
-  });
+  growEpilogue(reduce, outShape, set);
   trimToOneResult(reduce, set);
   if (set.size() > 1)
     addGroup(GroupKind::reduce, set);

@@ -93,6 +93,9 @@ private:
   void formReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
+  /// growConsumers with the epilogue rule: free elementwise ops of exactly
+  /// `shape` whose other operands broadcast to it (isEpilogueCandidate).
+  void growEpilogue(Operation *anchor, ArrayRef<int64_t> shape, OpSet &set);
   void growConsumers(Operation *anchor, OpSet &set,
                      function_ref<bool(Operation *, const OpSet &)> accepts);
   void trimToOneResult(Operation *anchor, OpSet &set);

@@ -61,10 +61,12 @@ bool ReduceGroupInfo::spansRows(Value v) const {
 FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
   ReduceGroupInfo info;
   Block &body = group.getBody().front();
+  // Small reductions feeding another are evaluated inline, like elementwise
+  // ops (isInlinedReduce).
+  llvm::SmallPtrSet<Operation *, 4> inlined;
   for (Operation &op : body.without_terminator()) {
-    // A small reduction feeding another is evaluated inline, like an
-    // elementwise op (isInlinedReduce).
     if (isInlinedReduce(&op)) {
+      inlined.insert(&op);
       info.opsPerElement += getReducedElementCount(llvm::cast<ReduceOp>(op));
       continue;
     }
@@ -115,7 +117,7 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
     unsigned phase = 0;
     for (Value operand : op.getOperands())
       phase = std::max(phase, info.phase.lookup(operand));
-    if (auto r = llvm::dyn_cast<ReduceOp>(op); r && !isInlinedReduce(r)) {
+    if (auto r = llvm::dyn_cast<ReduceOp>(op); r && !inlined.contains(r)) {
       unsigned index = llvm::find(info.reduces, r) - info.reduces.begin();
       info.phase[r.getResult()] = index + 1;
       continue;
@@ -126,7 +128,7 @@ FailureOr<ReduceGroupInfo> kgraph::analyzeReduceGroup(FusedOp group) {
     info.phase[result] = phase;
     if (phase == 0)
       continue;
-    if (isInlinedReduce(&op))
+    if (inlined.contains(&op))
       return op.emitOpError("is evaluated inline but reads a reduction "
                             "result of its group; an inline reduction reads "
                             "only values computed before the group's first "
