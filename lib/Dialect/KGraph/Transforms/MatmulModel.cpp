@@ -93,7 +93,8 @@ std::pair<int64_t, int64_t> kgraph::detail::simtLanes(const Tiling &t) {
 // Resources and occupancy
 //===----------------------------------------------------------------------===//
 
-/// Fixed per-thread registers for addresses, loop counters, predicates.
+/// Fixed per-thread registers for loop counters, predicates and the
+/// addresses not counted per copy (fma copies: kFmaRegistersPerCopyA/B).
 static constexpr int64_t kOverheadRegisters = 40;
 /// Registers an fma kernel's thread spends per element copy of an A (B)
 /// stage it issues (estimateTilingResources).
