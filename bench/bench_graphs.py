@@ -8,7 +8,9 @@ reference run eagerly on the GPU in the inputs' own dtypes, and
 torch.compile of the same reference. Also reported: the kernel count, the
 bytes the graph must move at least (inputs read once, outputs written once)
 as a fraction of the device-to-device copy bandwidth measured in the same
-run, and a check of kgraph's outputs against torch eager's (with 4x the
+run (%copy), and against a copy of the same byte count timed in the same
+rounds (%copyN: small problems pay launch and ramp costs a 2 GB copy does
+not), and a check of kgraph's outputs against torch eager's (with 4x the
 case's tolerance, since eager rounds differently; a mismatch is reported as
 WRONG and fails the run).
 
@@ -75,7 +77,8 @@ def main(argv=None):
 
     rows, wrong = [], []
     print(f"{'case':<40} {'kern':>4} {'kgraph ms':>10} {'eager ms':>9} "
-          f"{'compile ms':>10} {'vs eager':>8} {'vs comp':>8} {'%copy':>6}")
+          f"{'compile ms':>10} {'vs eager':>8} {'vs comp':>8} {'%copy':>6} "
+          f"{'%copyN':>6}")
     for c in cases:
         row = {"case": c["name"], "kernels": c.get("kernels")}
         rows.append(row)
@@ -101,8 +104,14 @@ def main(argv=None):
                 if err:
                     row["wrong"] = f"output {i} against torch eager: {err}"
                     wrong.append(c["name"])
+            moved = sum(nbytes(x) for x in xs) + sum(nbytes(o) for o in outs)
+            # A copy of the same bytes (half read, half written): small
+            # problems pay launch and ramp costs a 2 GB copy does not.
+            csrc = torch.empty(max(1, moved // 8), dtype=torch.float32, device=dev)
+            cdst = torch.empty_like(csrc)
             contenders = {"kgraph_ms": lambda: prog.run(xs, outs),
-                          "eager_ms": lambda: ref(*xs)}
+                          "eager_ms": lambda: ref(*xs),
+                          "copy_same_ms": lambda: cdst.copy_(csrc)}
             if not args.no_compile:
                 compiled = torch.compile(ref)
                 compiled(*xs)
@@ -117,9 +126,10 @@ def main(argv=None):
             for k, ts in times.items():
                 row[k] = statistics.median(ts)
                 row[k.replace("_ms", "_rounds_ms")] = ts
-            moved = sum(nbytes(x) for x in xs) + sum(nbytes(o) for o in outs)
+            del csrc, cdst
             row["bytes"] = moved
             row["frac_copy"] = moved / row["kgraph_ms"] / 1e6 / copy_bw
+            row["frac_copy_same"] = row["copy_same_ms"] / row["kgraph_ms"]
             row["vs_eager"] = row["eager_ms"] / row["kgraph_ms"]
             if "compile_ms" in row:
                 row["vs_compile"] = row["compile_ms"] / row["kgraph_ms"]
@@ -130,7 +140,8 @@ def main(argv=None):
         print(f"{c['name']:<40} {row['kernels'] or '?':>4} {row['kgraph_ms']:>10.4f} "
               f"{row['eager_ms']:>9.4f} {row.get('compile_ms', float('nan')):>10.4f} "
               f"{row['vs_eager']:>7.2f}x {row.get('vs_compile', float('nan')):>7.2f}x "
-              f"{row['frac_copy']:>6.1%}" + ("  WRONG" if "wrong" in row else ""),
+              f"{row['frac_copy']:>6.1%} {row['frac_copy_same']:>6.1%}"
+              + ("  WRONG" if "wrong" in row else ""),
               flush=True)
         if "wrong" in row:
             print(f"  {row['wrong']}")

@@ -336,6 +336,8 @@ for x in r["rows"]:
     comp = f", {x['vs_compile']:.2f}x torch.compile" if "vs_compile" in x else ""
     print(f"{x['case']}: {x['kernels']} kernel(s), {x['kgraph_ms']:.3f} ms, "
           f"{x['vs_eager']:.2f}x eager{comp}, {x['frac_copy']:.0%} of copy"
+          + (f" ({x['frac_copy_same']:.0%} of a same-size copy)"
+             if "frac_copy_same" in x else "")
           + (" WRONG" if "wrong" in x else ""))
 print(f"({sys.argv[2]}s, {r['method']})")
 PYEOF

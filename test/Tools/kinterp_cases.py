@@ -707,6 +707,26 @@ add("window_dw_nhwc_i8_2x7x6x16_k3s2p1_bias_i32",
     lambda x, w, b: (F.conv2d(x.double().permute(0, 3, 1, 2), w.double().permute(0, 3, 1, 2),
                               stride=2, padding=1, groups=16).permute(0, 2, 3, 1) + b).long(),
     (0.0, 0.0))
+# Strips (window_config strip = R): R pixels of a row share their windows'
+# columns. Pinned: a ragged last strip (OW = 11, R = 3) with a bias, several
+# strips per thread (grid smaller than the strips); stride and dilation 2
+# (columns r * 2 + kw * 2 overlap); uniform loads (2 input channels per
+# group); gathered loads (2 output channels per group); R = OW.
+def wcfg(width, bx, by, grid, strip):
+    return (f"#kgraph.window_config<vector_width = {width}, block_x = {bx}, "
+            f"block_y = {by}, grid_size = {grid}, strip = {strip}>")
+
+
+conv("window_strip3_dw_nhwc_f16_2x9x11x24_k3p1_bias", 2, 24, 9, 11, 24, 3, 3, "nhwc", "f16",
+     pad=(1, 1, 1, 1), groups=24, bias=True, config=wcfg(8, 3, 32, 2, 3))
+conv("window_strip2_dw_nhwc_f32_1x10x9x8_k3s2d2p2", 1, 8, 10, 9, 8, 3, 3, "nhwc", "f32",
+     stride=(2, 2), dil=(2, 2), pad=(2, 1, 2, 0), groups=8, config=wcfg(4, 2, 16, 1, 2))
+conv("window_strip4_grouped_nhwc_bf16_1x7x6x16_f8_g8", 1, 16, 7, 6, 8, 3, 3, "nhwc", "bf16",
+     acc="f32", pad=(1, 1, 1, 1), groups=8, config=wcfg(4, 2, 16, 1, 4))
+conv("window_strip2_grouped_nhwc_f32_1x6x5x6_f12_g6", 1, 6, 6, 5, 12, 3, 3, "nhwc", "f32",
+     pad=(1, 1, 1, 1), groups=6, config=wcfg(4, 3, 32, 1, 2))
+conv("window_strip5_dw_nhwc_f16_1x9x5x16_k5p2", 1, 16, 9, 5, 16, 5, 5, "nhwc", "f16",
+     pad=(2, 2, 2, 2), groups=16, config=wcfg(8, 2, 16, 2, 5))
 # Producers of a window op's input evaluated per tap: a per-channel scale
 # (a broadcast operand read at the tap's channels) and a relu feeding a max
 # pool, a residual added after it; the scale is a group input (--fuse: one

@@ -251,8 +251,8 @@ MUTATIONS = [
         "with 0)"),
     Mutation(
         "window_padding_kept", D + "WindowEmitter.cpp",
-        "      Value xl = arith::SelectOp::create(b, loc, valid, (*x)[l], pad);\n",
-        "      Value xl = (*x)[l];\n",
+        "    lane = arith::SelectOp::create(b, loc, valid, lane, pad);\n",
+        "    (void)valid;\n",
         "a window tap outside the image reads the clamped edge pixel instead of "
         "the padding value"),
     Mutation(
@@ -262,10 +262,22 @@ MUTATIONS = [
         "a window average pool divides by taps in the top and left padding too"),
     Mutation(
         "window_filter_taps_transposed", D + "WindowEmitter.cpp",
-        "        w = filter[(cst(coords[0]) * p.kw + cst(coords[1])) * p.groupIn +\n",
-        "        w = filter[(cst(coords[1]) * p.kw + cst(coords[0])) * p.groupIn +\n",
+        "  return filter[(cst(kh) * p.kw + cst(kw)) * p.groupIn + cst(ci)];\n",
+        "  return filter[(cst(kw) * p.kw + cst(kh)) * p.groupIn + cst(ci)];\n",
         "a depthwise conv's preloaded filter taps are read with kh and kw "
         "swapped"),
+    Mutation(
+        "window_filter_chunks_transposed", D + "WindowEmitter.cpp",
+        "        lanes.push_back(chunks[(l * taps + t) / width][(l * taps + t) % width]);\n",
+        "        lanes.push_back(chunks[t][l]);\n",
+        "a preloaded filter's W-wide loads are read as if each held one tap of "
+        "the W channels instead of consecutive taps of one channel"),
+    Mutation(
+        "window_strip_column_stride", D + "WindowEmitter.cpp",
+        "    return i * p.strideW + kw * p.dilationW;\n",
+        "    return i + kw * p.dilationW;\n",
+        "a strip's pixel r reads the window columns of r instead of r * "
+        "stride_w (strided windows)"),
     Mutation(
         "held_vector_past_row", D + "MultiReduceEmitter.cpp",
         "        if (valid[c])\n"

@@ -5,7 +5,8 @@
 // (bx, by) owns output channels [f0, f0 + W) with f0 = (by * block_x + x) * W
 // and walks output pixels p = bx * block_y + y, stepping grid_size * block_y:
 //
-//   filter taps of its channels -> registers (conv2d, when few enough)
+//   filter taps of its channels -> registers (conv2d, when few enough: the
+//     W channels' taps are contiguous, so T W-wide loads)
 //   for each pixel p = (n, oh, ow):
 //     for each tap (kh, kw, input channel of the group):
 //       ih = oh * stride_h - pad_top + kh * dilation_h (likewise iw)
@@ -17,6 +18,11 @@
 //       acc = max(acc, x) | acc + x | acc + x * w
 //     avg: acc / (in-image taps); round to the anchor's element type
 //     consumers on the W lanes, one W-wide store per yielded value
+//
+// With strip = R > 1 (every tap unrolled) the thread walks strips of R
+// pixels ow0 .. ow0 + R - 1 of one row instead, and loads each input column
+// of a window row once for all R windows that read it; pixels past the
+// row's end are not stored.
 //
 // Loads are clamped into the image, so every address is valid and the taps'
 // loads are independent. Arithmetic is f32 for floats and i32 for integers,
@@ -78,11 +84,25 @@ private:
                               Value ci);
   /// The input access of tap channel `ci` at input pixel `pixel`.
   Access inputAccess(OpBuilder &b, Value pixel, Value f0, Value ci);
+  /// The W input lanes of tap channel `ci` at input (ih, iw) of image n,
+  /// the padding value outside the image.
+  FailureOr<Lanes> loadTap(OpBuilder &b, Value ih, Value iw, Value ci);
+  /// acc = max(acc, x) | acc + x | acc + x * w, lane by lane.
+  void accumulate(OpBuilder &b, Lanes &acc, const Lanes &x, const Lanes &w);
+  /// The filter lanes of tap (kh, kw, ci): preloaded, or loaded here.
+  FailureOr<Lanes> filterLanes(OpBuilder &b, Value kh, Value kw, Value ci);
   /// Accumulates taps of window dims `dim`.. (kh, kw, ci) into `acc`.
   FailureOr<Lanes> emitTaps(OpBuilder &b, unsigned dim,
                             SmallVector<Value, 3> &coords, Lanes acc);
+  /// The output pixel `pixel` whose window starts at (ihBase, iwStart):
+  /// the avg division, rounding, the consumers and the stores.
+  LogicalResult emitOutput(OpBuilder &b, Lanes lanes, Value pixel,
+                           Value iwStart);
   /// One pixel: its window, the consumers and the stores.
   LogicalResult emitPixel(OpBuilder &b, Value pixel);
+  /// A strip of R pixels of one row: each input column the windows share
+  /// loaded once (every tap unrolled), then each pixel's output.
+  LogicalResult emitStrip(OpBuilder &b, Value strip);
 
   FusedOp group;
   WindowConfigAttr config;
@@ -147,6 +167,67 @@ Access WindowKernelBuilder::inputAccess(OpBuilder &b, Value pixel, Value first,
   return access;
 }
 
+FailureOr<Lanes> WindowKernelBuilder::loadTap(OpBuilder &b, Value ih,
+                                              Value iw, Value ci) {
+  // 0 <= ih < H && 0 <= iw < W (negative indices compare as huge unsigned).
+  Value inH = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ih,
+                                    c(b, p.h));
+  Value inW = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, iw,
+                                    c(b, p.w));
+  Value valid = arith::AndIOp::create(b, loc, inH, inW);
+  Value pixel = add(b, mul(b, add(b, mul(b, n, p.h), clampTo(b, ih, p.h)), p.w),
+                    clampTo(b, iw, p.w));
+  LaneEvaluator eval(b, loc, width, flatArgs);
+  FailureOr<Lanes> x =
+      eval.evaluate(p.anchor->getOperand(0), inputAccess(b, pixel, f0, ci));
+  if (failed(x))
+    return failure();
+  Value pad = p.kind == WindowOpKind::MaxPool
+                  ? identity(b)
+                  : (isFloat() ? Value(arith::ConstantOp::create(
+                                     b, loc, b.getFloatAttr(accType, 0.0)))
+                               : Value(arith::ConstantOp::create(
+                                     b, loc, b.getIntegerAttr(accType, 0))));
+  for (Value &lane : *x)
+    lane = arith::SelectOp::create(b, loc, valid, lane, pad);
+  return x;
+}
+
+void WindowKernelBuilder::accumulate(OpBuilder &b, Lanes &acc, const Lanes &x,
+                                     const Lanes &w) {
+  for (int64_t l = 0; l < width; ++l) {
+    switch (p.kind) {
+    case WindowOpKind::MaxPool:
+      // maximumf propagates NaN, as torch's max pool does.
+      acc[l] = isFloat() ? Value(arith::MaximumFOp::create(b, loc, acc[l], x[l]))
+                         : Value(arith::MaxSIOp::create(b, loc, acc[l], x[l]));
+      break;
+    case WindowOpKind::AvgPool:
+      acc[l] = isFloat() ? Value(arith::AddFOp::create(b, loc, acc[l], x[l]))
+                         : Value(arith::AddIOp::create(b, loc, acc[l], x[l]));
+      break;
+    case WindowOpKind::Conv:
+      // A padded position contributes 0 * w, as torch's zero padding does.
+      acc[l] = isFloat() ? Value(math::FmaOp::create(b, loc, x[l], w[l], acc[l]))
+                         : Value(arith::AddIOp::create(
+                               b, loc, acc[l],
+                               arith::MulIOp::create(b, loc, x[l], w[l])));
+      break;
+    }
+  }
+}
+
+FailureOr<Lanes> WindowKernelBuilder::filterLanes(OpBuilder &b, Value kh,
+                                                  Value kw, Value ci) {
+  if (filter.empty())
+    return loadFilter(b, f0, kh, kw, ci);
+  // Unrolled taps: constant coordinates index the preloaded lanes.
+  auto cst = [](Value v) {
+    return v.getDefiningOp<arith::ConstantIndexOp>().value();
+  };
+  return filter[(cst(kh) * p.kw + cst(kw)) * p.groupIn + cst(ci)];
+}
+
 FailureOr<Lanes> WindowKernelBuilder::emitTaps(OpBuilder &b, unsigned dim,
                                                SmallVector<Value, 3> &coords,
                                                Lanes acc) {
@@ -155,66 +236,17 @@ FailureOr<Lanes> WindowKernelBuilder::emitTaps(OpBuilder &b, unsigned dim,
     // One tap: coords = (kh, kw, ci).
     Value ih = add(b, ihBase, mul(b, coords[0], p.dilationH));
     Value iw = add(b, iwBase, mul(b, coords[1], p.dilationW));
-    // 0 <= ih < H && 0 <= iw < W (negative indices compare as huge unsigned).
-    Value inH = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ih,
-                                      c(b, p.h));
-    Value inW = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, iw,
-                                      c(b, p.w));
-    Value valid = arith::AndIOp::create(b, loc, inH, inW);
-    Value pixel = add(b, mul(b, add(b, mul(b, n, p.h), clampTo(b, ih, p.h)),
-                             p.w),
-                      clampTo(b, iw, p.w));
-    LaneEvaluator eval(b, loc, width, flatArgs);
-    FailureOr<Lanes> x =
-        eval.evaluate(p.anchor->getOperand(0), inputAccess(b, pixel, f0,
-                                                           coords[2]));
+    FailureOr<Lanes> x = loadTap(b, ih, iw, coords[2]);
     if (failed(x))
       return failure();
     Lanes w;
     if (p.kind == WindowOpKind::Conv) {
-      if (!filter.empty()) {
-        // Unrolled taps: constant coordinates index the preloaded lanes.
-        auto cst = [](Value v) {
-          return v.getDefiningOp<arith::ConstantIndexOp>().value();
-        };
-        w = filter[(cst(coords[0]) * p.kw + cst(coords[1])) * p.groupIn +
-                   cst(coords[2])];
-      } else {
-        FailureOr<Lanes> loaded =
-            loadFilter(b, f0, coords[0], coords[1], coords[2]);
-        if (failed(loaded))
-          return failure();
-        w = *loaded;
-      }
+      FailureOr<Lanes> lanes = filterLanes(b, coords[0], coords[1], coords[2]);
+      if (failed(lanes))
+        return failure();
+      w = *lanes;
     }
-    Value pad = p.kind == WindowOpKind::MaxPool
-                    ? identity(b)
-                    : (isFloat() ? Value(arith::ConstantOp::create(
-                                       b, loc, b.getFloatAttr(accType, 0.0)))
-                                 : Value(arith::ConstantOp::create(
-                                       b, loc, b.getIntegerAttr(accType, 0))));
-    for (int64_t l = 0; l < width; ++l) {
-      Value xl = arith::SelectOp::create(b, loc, valid, (*x)[l], pad);
-      switch (p.kind) {
-      case WindowOpKind::MaxPool:
-        // maximumf propagates NaN, as torch's max pool does.
-        acc[l] = isFloat() ? Value(arith::MaximumFOp::create(b, loc, acc[l], xl))
-                           : Value(arith::MaxSIOp::create(b, loc, acc[l], xl));
-        break;
-      case WindowOpKind::AvgPool:
-        acc[l] = isFloat() ? Value(arith::AddFOp::create(b, loc, acc[l], xl))
-                           : Value(arith::AddIOp::create(b, loc, acc[l], xl));
-        break;
-      case WindowOpKind::Conv:
-        // A padded position contributes 0 * w, as torch's zero padding does.
-        acc[l] = isFloat()
-                     ? Value(math::FmaOp::create(b, loc, xl, w[l], acc[l]))
-                     : Value(arith::AddIOp::create(
-                           b, loc, acc[l],
-                           arith::MulIOp::create(b, loc, xl, w[l])));
-        break;
-      }
-    }
+    accumulate(b, acc, *x, w);
     return acc;
   }
   if (dim >= firstUnrolledDim) {
@@ -258,7 +290,77 @@ LogicalResult WindowKernelBuilder::emitPixel(OpBuilder &b, Value pixel) {
   FailureOr<Lanes> result = emitTaps(b, 0, coords, acc);
   if (failed(result))
     return failure();
-  Lanes lanes = *result;
+  return emitOutput(b, *result, pixel, iwBase);
+}
+
+LogicalResult WindowKernelBuilder::emitStrip(OpBuilder &b, Value strip) {
+  // strip = (n * OH + oh) * ceil(OW / R) + s; its pixels ow0 + r, r < R.
+  int64_t r = config.getStrip();
+  int64_t perRow = llvm::divideCeil(p.ow, r);
+  Value ow0 = mul(b, arith::RemUIOp::create(b, loc, strip, c(b, perRow)), r);
+  Value rest = arith::DivUIOp::create(b, loc, strip, c(b, perRow));
+  Value oh = arith::RemUIOp::create(b, loc, rest, c(b, p.oh));
+  n = arith::DivUIOp::create(b, loc, rest, c(b, p.oh));
+  ihBase = arith::SubIOp::create(b, loc, mul(b, oh, p.strideH),
+                                 c(b, p.padTop));
+  iwBase = arith::SubIOp::create(b, loc, mul(b, ow0, p.strideW),
+                                 c(b, p.padLeft));
+  SmallVector<Lanes> acc(r, Lanes(width, identity(b)));
+  // The column of tap kw of pixel ow0 + i, from iwBase.
+  auto columnOf = [&](int64_t i, int64_t kw) {
+    return i * p.strideW + kw * p.dilationW;
+  };
+  for (int64_t kh = 0; kh < p.kh; ++kh) {
+    Value ih = add(b, ihBase, c(b, kh * p.dilationH));
+    for (int64_t ci = 0; ci < p.groupIn; ++ci) {
+      // This window row's columns, each loaded once for the strip (all
+      // loads first, so they are in flight together).
+      llvm::SmallDenseMap<int64_t, Lanes> columns;
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t kw = 0; kw < p.kw; ++kw) {
+          int64_t offset = columnOf(i, kw);
+          if (columns.count(offset))
+            continue;
+          FailureOr<Lanes> x =
+              loadTap(b, ih, add(b, iwBase, c(b, offset)), c(b, ci));
+          if (failed(x))
+            return failure();
+          columns[offset] = *x;
+        }
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t kw = 0; kw < p.kw; ++kw) {
+          int64_t offset = columnOf(i, kw);
+          Lanes w;
+          if (p.kind == WindowOpKind::Conv) {
+            FailureOr<Lanes> lanes =
+                filterLanes(b, c(b, kh), c(b, kw), c(b, ci));
+            if (failed(lanes))
+              return failure();
+            w = *lanes;
+          }
+          accumulate(b, acc[i], columns[offset], w);
+        }
+    }
+  }
+  // Pixel ow0 + i of the row; past OW (the row's last strip) none.
+  Value rowStart = mul(b, rest, p.ow);
+  for (int64_t i = 0; i < r; ++i) {
+    OpBuilder ob = b;
+    if (p.ow % r != 0 && i > 0) {
+      Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         add(b, ow0, c(b, i)), c(b, p.ow));
+      auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+      ob.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    if (failed(emitOutput(ob, acc[i], add(ob, rowStart, add(ob, ow0, c(ob, i))),
+                          add(ob, iwBase, c(ob, i * p.strideW)))))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult WindowKernelBuilder::emitOutput(OpBuilder &b, Lanes lanes,
+                                              Value pixel, Value iwStart) {
   if (p.kind == WindowOpKind::AvgPool) {
     // In-image taps: rows [max(ihBase, 0), min(ihBase + KH, H)) times the
     // same of the columns (pools have no dilation; never 0, says the
@@ -270,7 +372,7 @@ LogicalResult WindowKernelBuilder::emitPixel(OpBuilder &b, Value pixel) {
       return arith::SubIOp::create(b, loc, hi, lo);
     };
     Value cells = arith::MulIOp::create(b, loc, extent(ihBase, p.kh, p.h),
-                                        extent(iwBase, p.kw, p.w));
+                                        extent(iwStart, p.kw, p.w));
     Value count = arith::SIToFPOp::create(
         b, loc, accType,
         arith::IndexCastOp::create(b, loc, b.getI32Type(), cells));
@@ -333,21 +435,38 @@ LogicalResult WindowKernelBuilder::emit() {
   // Filter implies every tap is unrolled).
   if (windowPreloadsFilter(p, width)) {
     assert(firstUnrolledDim == 0 && "preloaded taps are unrolled");
-    for (int64_t kh = 0; kh < p.kh; ++kh)
-      for (int64_t kw = 0; kw < p.kw; ++kw)
-        for (int64_t ci = 0; ci < p.groupIn; ++ci) {
-          FailureOr<Lanes> lanes =
-              loadFilter(b, f0, c(b, kh), c(b, kw), c(b, ci));
-          if (failed(lanes))
-            return failure();
-          filter.push_back(*lanes);
-        }
+    // Channels [f0, f0 + W) own the filter's flat elements [f0 * T,
+    // (f0 + W) * T), T taps each: T W-wide loads (f0 * T is a multiple of W)
+    // instead of T * W scalar gathers with a stride of T elements.
+    int64_t taps = p.getTaps();
+    Value base = mul(b, f0, taps);
+    Value filterValue = llvm::cast<Conv2dOp>(p.anchor).getFilter();
+    SmallVector<Lanes> chunks;
+    for (int64_t j = 0; j < taps; ++j) {
+      LaneEvaluator eval(b, loc, width, flatArgs);
+      FailureOr<Lanes> chunk = eval.evaluate(
+          filterValue,
+          {AccessKind::Contiguous, {add(b, base, c(b, j * width))}});
+      if (failed(chunk))
+        return failure();
+      chunks.push_back(*chunk);
+    }
+    // Tap t of lane l is flat element l * T + t of the thread's range.
+    for (int64_t t = 0; t < taps; ++t) {
+      Lanes lanes;
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(chunks[(l * taps + t) / width][(l * taps + t) % width]);
+      filter.push_back(lanes);
+    }
   }
+  int64_t strip = config.getStrip();
+  assert((strip == 1 || firstUnrolledDim == 0) && "strips unroll every tap");
   Value start = add(b, mul(b, bx, blockY), ty);
-  auto loop = scf::ForOp::create(b, loc, start, c(b, p.getPixels()),
+  auto loop = scf::ForOp::create(b, loc, start, c(b, p.getStrips(strip)),
                                  c(b, config.getGridSize() * blockY));
   OpBuilder nb = OpBuilder::atBlockBegin(loop.getBody());
-  if (failed(emitPixel(nb, loop.getInductionVar())))
+  if (failed(strip == 1 ? emitPixel(nb, loop.getInductionVar())
+                        : emitStrip(nb, loop.getInductionVar())))
     return failure();
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);

@@ -57,12 +57,16 @@ func.func @avg_pool(%x: tensor<1x5x6x8xf32>) -> tensor<1x2x3x8xf32> {
 // -----
 
 // A depthwise 3x3 conv: the 9 taps of the thread's 4 channels are loaded
-// into registers before the pixel loop (gathers of filter [24, 3, 3, 1]:
-// lane l of tap t at (f0 + l) * 9 + t), then each tap is a vector load of
-// the input and 4 fmas. 24 / 4 = 6 vectors fill block_x = 6: no guard.
+// into registers before the pixel loop; they are the 36 contiguous elements
+// from f0 * 9 of filter [24, 3, 3, 1] (lane l of tap t at (f0 + l) * 9 + t),
+// so 9 vector loads. Then each tap is a vector load of the input and 4
+// fmas. 24 / 4 = 6 vectors fill block_x = 6: no guard.
 // CHECK-LABEL: func.func @depthwise
 // CHECK: gpu.func @depthwise_k0
-// CHECK-COUNT-36: memref.load %{{.*}} : memref<216xf32>
+// CHECK: %[[F0:.*]] = arith.muli %{{.*}}, %c36 : index
+// CHECK: vector.load %{{.*}}[%[[F0]]] {alignment = 16 : i64} : memref<216xf32>, vector<4xf32>
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<216xf32>, vector<4xf32>
+// CHECK-NOT: memref.load %{{.*}} : memref<216xf32>
 // CHECK: scf.for
 // CHECK-NOT: memref<216xf32>
 // CHECK: vector.load %{{.*}} : memref<4752xf32>, vector<4xf32>
@@ -70,6 +74,45 @@ func.func @avg_pool(%x: tensor<1x5x6x8xf32>) -> tensor<1x2x3x8xf32> {
 // CHECK: gpu.return
 func.func @depthwise(%x: tensor<2x9x11x24xf32>, %w: tensor<24x3x3x1xf32>) -> tensor<2x9x11x24xf32> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] groups = 24 : tensor<2x9x11x24xf32>, tensor<24x3x3x1xf32> -> tensor<2x9x11x24xf32>
+  return %0 : tensor<2x9x11x24xf32>
+}
+
+// -----
+
+// Strips of 3 pixels (pinned): a thread walks the 2 x 9 x ceil(11 / 3) = 72
+// strips; per strip each window row loads its 3 + 2 columns once, then
+// takes 3 pixels x 3 taps x 4 lanes fmas (15 input loads for 27 taps), then
+// 3 outputs. OW = 11 leaves the
+// last strip of a row 2 pixels: pixels 1 and 2 are stored only within the
+// row (pixel 0 always is).
+// CHECK-LABEL: func.func @depthwise_strip
+// CHECK: gpu.func @depthwise_strip_k0
+// CHECK-COUNT-9: vector.load %{{.*}} : memref<216xf32>, vector<4xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c72 step %c64
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<4752xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK-COUNT-36: math.fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<4752xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK-COUNT-36: math.fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<4752xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK-COUNT-36: math.fma
+// CHECK-NOT: math.fma
+// CHECK: vector.store
+// CHECK: scf.if
+// CHECK: vector.store
+// CHECK: scf.if
+// CHECK: vector.store
+// CHECK: gpu.return
+func.func @depthwise_strip(%x: tensor<2x9x11x24xf32>, %w: tensor<24x3x3x1xf32>) -> tensor<2x9x11x24xf32> {
+  %0 = kgraph.fused (%x, %w) {kgraph.config = #kgraph.window_config<vector_width = 4, block_x = 6, block_y = 32, grid_size = 2, strip = 3>} : (tensor<2x9x11x24xf32>, tensor<24x3x3x1xf32>) -> tensor<2x9x11x24xf32> {
+  ^bb0(%a: tensor<2x9x11x24xf32>, %b: tensor<24x3x3x1xf32>):
+    %y = kgraph.conv2d %a, %b layout = nhwc padding = [1, 1, 1, 1] groups = 24 : tensor<2x9x11x24xf32>, tensor<24x3x3x1xf32> -> tensor<2x9x11x24xf32>
+    kgraph.yield %y : tensor<2x9x11x24xf32>
+  }
   return %0 : tensor<2x9x11x24xf32>
 }
 

@@ -233,3 +233,10 @@ func.func @window_threads() attributes {kgraph.config = #kgraph.window_config<ve
 func.func @window_grid() attributes {kgraph.config = #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 0>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{strip must be in [1, 16], got 17}}
+func.func @window_strip() attributes {kgraph.config = #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 1, strip = 17>} {
+  return
+}

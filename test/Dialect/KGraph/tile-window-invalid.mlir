@@ -112,6 +112,32 @@ func.func @grid_y(%a: tensor<1x1x1x131072xf32>) -> tensor<1x1x1x131072xf32> {
 
 // -----
 
+// A strip longer than the output row.
+func.func @strip_past_row(%a: tensor<1x9x9x8xf32>) -> tensor<1x4x4x8xf32> {
+  // expected-error @+1 {{'kgraph.fused' op strip 5 exceeds the 4 output columns}}
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.window_config<vector_width = 4, block_x = 2, block_y = 16, grid_size = 1, strip = 5>} : (tensor<1x9x9x8xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%x: tensor<1x9x9x8xf32>):
+    %p = kgraph.pool2d max %x kernel = [2, 2] strides = [2, 2] layout = nhwc : tensor<1x9x9x8xf32>
+    kgraph.yield %p : tensor<1x4x4x8xf32>
+  }
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Strips unroll every tap: a 9x9 window (81 taps) loops over its rows.
+func.func @strip_taps(%a: tensor<1x12x12x8xf32>, %b: tensor<8x9x9x1xf32>) -> tensor<1x4x4x8xf32> {
+  // expected-error @+1 {{'kgraph.fused' op strip 2 needs every window tap unrolled; the window has 81 taps (KH * KW * input channels per group), at most 64}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.window_config<vector_width = 4, block_x = 2, block_y = 16, grid_size = 1, strip = 2>} : (tensor<1x12x12x8xf32>, tensor<8x9x9x1xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%x: tensor<1x12x12x8xf32>, %w: tensor<8x9x9x1xf32>):
+    %c = kgraph.conv2d %x, %w layout = nhwc groups = 8 : tensor<1x12x12x8xf32>, tensor<8x9x9x1xf32> -> tensor<1x4x4x8xf32>
+    kgraph.yield %c : tensor<1x4x4x8xf32>
+  }
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
 // A non-splat constant in a window group.
 func.func @dense_constant(%a: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {
   %0 = kgraph.fused window (%a) : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {

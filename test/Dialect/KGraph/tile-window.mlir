@@ -6,15 +6,19 @@
 // The window model's defaults (WindowTiling.cpp): 16-byte vectors of the
 // widest operand along the output channels, block_x = the channel vectors
 // up to 32, about 256 threads in whole warps, at most 8 waves of resident
-// blocks striding over the pixels.
+// blocks (by threads and the model's registers) striding over the pixels in
+// even steps; convolutions take the strip (1, 2, 4 or 8 pixels of a row per
+// thread) the estimate prefers by at least 5%.
 
 // ResNet-50's max pool, 256x112x112x64 f16: 8 channel vectors of 8 lanes, 32
-// pixels per block; 802816 pixels need 25088 blocks, 8 waves of 132 SMs x 8
-// blocks (2048 / 256 threads) are 8448 (80 SMs x 8 x 8 = 5120 on sm_70).
+// pixels per block; 802816 pixels need 25088 blocks. The model's 40
+// registers a thread (24 + 8 accumulators + 8 lanes of a column) leave 6
+// blocks of 256 threads per SM: 8 waves of 132 SMs x 6 are 6336 blocks, so 4
+// steps of 6272 (80 SMs x 6 x 8 = 3840 on sm_70: 7 steps of 3584).
 // CHECK-LABEL: func @resnet_pool
-// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 8448>
+// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 6272>
 // SM70-LABEL: func @resnet_pool
-// SM70: #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 5120>
+// SM70: #kgraph.window_config<vector_width = 8, block_x = 8, block_y = 32, grid_size = 3584>
 func.func @resnet_pool(%x: tensor<256x112x112x64xf16>) -> tensor<256x56x56x64xf16> {
   %0 = kgraph.pool2d max %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : tensor<256x112x112x64xf16>
   return %0 : tensor<256x56x56x64xf16>
@@ -22,10 +26,17 @@ func.func @resnet_pool(%x: tensor<256x112x112x64xf16>) -> tensor<256x56x56x64xf1
 
 // -----
 
-// A depthwise 3x3 on 32x56x56x128 f16: 16 channel vectors, 16 pixels per
-// block, 100352 / 16 = 6272 blocks (under 8 waves).
+// A depthwise 3x3 on 32x56x56x128 f16: 16 channel vectors, 16 strips per
+// block. One pixel per thread is issue-bound by the model (9 loads and 72
+// selects per 8 outputs); strips of 2 pixels load 3 x 4 columns for 2
+// pixels and are memory-bound: 50176 strips in 3136 blocks of 16, over 8
+// waves of 2 blocks per SM (the model's 108 registers), so 2 steps of 1568.
+// On sm_70 (the V100's 900 GB/s) every candidate is memory-bound, so one
+// pixel per thread: 6272 blocks in 5 steps of 1255.
 // CHECK-LABEL: func @depthwise
-// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 8, block_x = 16, block_y = 16, grid_size = 6272>
+// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 8, block_x = 16, block_y = 16, grid_size = 1568, strip = 2>
+// SM70-LABEL: func @depthwise
+// SM70: #kgraph.window_config<vector_width = 8, block_x = 16, block_y = 16, grid_size = 1255>
 func.func @depthwise(%x: tensor<32x56x56x128xf16>, %w: tensor<128x3x3x1xf16>) -> tensor<32x56x56x128xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] groups = 128 : tensor<32x56x56x128xf16>, tensor<128x3x3x1xf16> -> tensor<32x56x56x128xf16>
   return %0 : tensor<32x56x56x128xf16>

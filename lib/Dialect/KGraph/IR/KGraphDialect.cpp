@@ -277,7 +277,7 @@ LogicalResult ReduceConfigAttr::verify(
 
 LogicalResult WindowConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
-    int64_t blockX, int64_t blockY, int64_t gridSize) {
+    int64_t blockX, int64_t blockY, int64_t gridSize, int64_t strip) {
   if (vectorWidth <= 0 || vectorWidth > 16 ||
       (vectorWidth & (vectorWidth - 1)) != 0)
     return emitError() << "vector_width must be a power of two in [1, 16], got "
@@ -293,6 +293,8 @@ LogicalResult WindowConfigAttr::verify(
   if (gridSize <= 0 || gridSize > 2147483647)
     return emitError() << "grid_size must be in [1, 2^31 - 1], got "
                        << gridSize;
+  if (strip < 1 || strip > 16)
+    return emitError() << "strip must be in [1, 16], got " << strip;
   return success();
 }
 

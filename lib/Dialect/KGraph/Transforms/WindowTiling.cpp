@@ -4,8 +4,10 @@
 // candidates (WindowTiling.h). The default configuration: 16-byte vectors of
 // the widest operand along the output channels, a warp's threads over
 // consecutive channel vectors and pixels (block_x = the channel vectors up to
-// 32), 256 threads, and at most 8 waves of resident blocks striding over the
-// pixels (so a thread that preloads its filter taps reuses them).
+// 32), 256 threads, at most 8 waves of resident blocks (by threads and the
+// model's registers) striding over the pixels (so a thread that preloads its
+// filter taps reuses them), and for convolutions the strip of 1, 2, 4 or 8
+// pixels the estimate prefers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,8 @@ static constexpr int64_t kDefaultWaves = 8;
 static constexpr double kPixelLatencyUs = 0.5;
 /// Largest grid y (channel-vector blocks).
 static constexpr int64_t kMaxGridY = 65535;
+/// Registers of a thread besides its lane values: indices, addresses, loop.
+static constexpr int64_t kFixedWindowRegisters = 24;
 
 static ArrayRef<int64_t> shapeOf(Value v) {
   return llvm::cast<ShapedType>(v.getType()).getShape();
@@ -121,6 +125,42 @@ int64_t kgraph::getMaxWindowVectorWidth(FusedOp group, const WindowProblem &p) {
   return width;
 }
 
+int64_t WindowProblem::getStripColumns(int64_t strip) const {
+  if (strip == 1)
+    return kw;
+  llvm::SmallDenseSet<int64_t, 64> offsets;
+  for (int64_t r = 0; r < strip; ++r)
+    for (int64_t k = 0; k < kw; ++k)
+      offsets.insert(r * strideW + k * dilationW);
+  return int64_t(offsets.size());
+}
+
+/// Bytes of one element of `v`'s type (at least 1).
+static int64_t elementBytes(Value v) {
+  return std::max<int64_t>(
+      1, llvm::cast<ShapedType>(v.getType()).getElementTypeBitWidth() / 8);
+}
+
+int64_t kgraph::estimateWindowRegisters(const WindowProblem &p, int64_t width,
+                                        int64_t strip) {
+  // 32-bit accumulators per lane and pixel.
+  int64_t regs = kFixedWindowRegisters + strip * width;
+  // Preloaded taps stay in their loaded (packed) form.
+  if (windowPreloadsFilter(p, width))
+    regs += llvm::divideCeil(p.getTaps() * width *
+                                 elementBytes(llvm::cast<Conv2dOp>(p.anchor)
+                                                  .getFilter()),
+                             4);
+  // A conv keeps one window row's input columns (32-bit compute type) for
+  // the multiply-adds of the strip's pixels; a pool folds each column into
+  // its accumulators as it arrives.
+  int64_t columns =
+      p.kind == WindowOpKind::Conv
+          ? std::min<int64_t>(p.getStripColumns(strip), kMaxUnrolledWindowTaps)
+          : 1;
+  return regs + columns * width;
+}
+
 bool kgraph::windowPreloadsFilter(const WindowProblem &p, int64_t vectorWidth) {
   return p.kind == WindowOpKind::Conv && p.getTaps() <= kMaxUnrolledWindowTaps &&
          p.getTaps() * vectorWidth <= kMaxPreloadedFilterValues;
@@ -158,6 +198,16 @@ kgraph::verifyWindowConfig(FusedOp group, WindowConfigAttr config,
     return emitError() << "block_x * block_y = " << config.getNumThreads()
                        << " exceeds the " << target.maxThreadsPerBlock
                        << " threads per block of " << target.name;
+  int64_t strip = config.getStrip();
+  if (strip > p->ow)
+    return emitError() << "strip " << strip << " exceeds the " << p->ow
+                       << " output columns";
+  if (strip > 1 && p->getTaps() > kMaxUnrolledWindowTaps)
+    return emitError() << "strip " << strip << " needs every window tap "
+                       << "unrolled; the window has " << p->getTaps()
+                       << " taps (KH * KW * input channels per group), at "
+                          "most "
+                       << kMaxUnrolledWindowTaps;
   KernelLaunch launch = getWindowLaunch(config, *p);
   if (launch.grid[1] > kMaxGridY)
     return emitError() << "needs " << launch.grid[1]
@@ -165,6 +215,21 @@ kgraph::verifyWindowConfig(FusedOp group, WindowConfigAttr config,
                           "block_x); at most "
                        << kMaxGridY;
   return success();
+}
+
+/// Blocks of `threads` threads resident on one SM, by the thread, block and
+/// register limits (the model's registers, rounded to 8 per thread).
+static int64_t getResidentBlocks(const WindowProblem &p,
+                                 const SMTarget &target, int64_t width,
+                                 int64_t strip, int64_t threads) {
+  threads = std::min<int64_t>(1024, threads);
+  int64_t byThreads = target.blocksPerSMByThreads(unsigned(threads));
+  int64_t regs = llvm::alignTo(
+      std::min<int64_t>(estimateWindowRegisters(p, width, strip),
+                        target.maxRegistersPerThread),
+      8);
+  int64_t byRegisters = int64_t(target.registersPerSM) / (regs * threads);
+  return std::max<int64_t>(1, std::min(byThreads, byRegisters));
 }
 
 double kgraph::estimateWindowMicroseconds(FusedOp group,
@@ -184,17 +249,23 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
              std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
   }
   double memoryUs = target.dramMicroseconds(bytes);
-  // Instructions: per output vector and tap an address, a select and W
-  // multiply-adds (or comparisons), W filter loads when not preloaded, and a
-  // fixed cost per pixel (its coordinates and the stores).
-  double perTap = 3.0 + double(width) +
-                  (p->kind == WindowOpKind::Conv &&
+  // Instructions per output vector: W multiply-adds (or comparisons) per
+  // tap; per loaded input column an address and W selects (a strip of R
+  // pixels loads each column its windows share once); W filter gathers per
+  // tap when not preloaded (shared by the strip); the strip's coordinates
+  // and W conversions and stores per pixel.
+  int64_t strip = config.getStrip();
+  double loads = double(p->kh * p->groupIn) *
+                 double(p->getStripColumns(strip)) / double(strip);
+  double gathers = p->kind == WindowOpKind::Conv &&
                            !windowPreloadsFilter(*p, width)
-                       ? double(width)
-                       : 0.0);
+                       ? double(p->getTaps() * width) / double(strip)
+                       : 0.0;
   double outputVectors = double(p->getPixels()) * double(p->f / width);
   double instructions =
-      outputVectors * (double(p->getTaps()) * perTap + 16.0 + 2.0 * width);
+      outputVectors * (double(p->getTaps() * width) +
+                       loads * (3.0 + double(width)) + gathers +
+                       16.0 / double(strip) + 2.0 * width);
   double issueUs = target.cyclesToMicroseconds(
       instructions / (double(target.numSMs) * double(target.f32LanesPerSM)));
   // Idle threads: channel vectors past the last in grid y, pixels past the
@@ -203,17 +274,19 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
   int64_t vectors = p->f / width;
   double channelUse =
       double(vectors) / double(launch.grid[1] * config.getBlockX());
-  int64_t pixelsPerStep = config.getGridSize() * config.getBlockY();
-  int64_t steps = int64_t(llvm::divideCeil(p->getPixels(), pixelsPerStep));
-  double pixelUse = double(p->getPixels()) / double(steps * pixelsPerStep);
+  int64_t stripsPerStep = config.getGridSize() * config.getBlockY();
+  int64_t strips = p->getStrips(strip);
+  int64_t steps = int64_t(llvm::divideCeil(strips, stripsPerStep));
+  // Pixels past the end of a row in its last strip idle too.
+  double pixelUse = double(p->getPixels()) /
+                    double(steps * stripsPerStep * strip);
   int64_t blocks = launch.grid[0] * launch.grid[1];
-  int64_t resident =
-      std::max<int64_t>(1, int64_t(target.numSMs) *
-                               target.blocksPerSMByThreads(
-                                   unsigned(config.getNumThreads())));
+  int64_t resident = int64_t(target.numSMs) *
+                     getResidentBlocks(*p, target, width, strip,
+                                       config.getNumThreads());
   double waves = std::ceil(double(blocks) / double(resident));
   double waveUse = double(blocks) / (waves * double(resident));
-  // A thread's pixels follow one another, each waiting for its taps' loads
+  // A thread's strips follow one another, each waiting for its loads
   // (issued together): small problems take this latency, not bandwidth.
   double latencyUs = double(steps) * waves * kPixelLatencyUs;
   return std::max(std::max(memoryUs, issueUs) /
@@ -223,19 +296,24 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
 
 /// A configuration of `width`, `threads` per block (rounded so a block is
 /// whole warps) with up to `maxBlockX` threads along the channel vectors,
-/// and `waves` of resident blocks (0: a block per `block_y` pixels); null
-/// where no block of whole warps has that many channel vectors.
-static WindowConfigAttr makeConfig(MLIRContext *ctx, const WindowProblem &p,
+/// `waves` of resident blocks (0: a block per `block_y` strips) and `strip`
+/// pixels per thread; null where no block of whole warps has that many
+/// channel vectors, or a strip's registers exceed a thread's.
+static WindowConfigAttr makeConfig(FusedOp group, const WindowProblem &p,
                                    const SMTarget &target, int64_t width,
                                    int64_t threads, int64_t maxBlockX,
-                                   int64_t waves) {
+                                   int64_t waves, int64_t strip = 1) {
+  if (strip > 1 && estimateWindowRegisters(p, width, strip) >
+                       int64_t(target.maxRegistersPerThread))
+    return {};
   int64_t vectors = p.f / width;
   int64_t blockX = std::min(vectors, maxBlockX);
   // block_y: whole warps, as close to `threads` as they come.
   int64_t unit = 32 / std::gcd<int64_t>(blockX, 32);
   int64_t blockY = std::max<int64_t>(unit, threads / blockX / unit * unit);
-  // No more pixel rows than there are pixels (whole warps still).
-  blockY = std::min(blockY, int64_t(llvm::alignTo(p.getPixels(), unit)));
+  // No more strip rows than there are strips (whole warps still).
+  int64_t strips = p.getStrips(strip);
+  blockY = std::min(blockY, int64_t(llvm::alignTo(strips, unit)));
   while (blockX * blockY > 1024 && blockY > unit)
     blockY -= unit;
   // A block of whole warps over more than 1024 / 32 channel vectors that are
@@ -244,17 +322,20 @@ static WindowConfigAttr makeConfig(MLIRContext *ctx, const WindowProblem &p,
     return {};
   int64_t gridY = int64_t(llvm::divideCeil(vectors, blockX));
   int64_t needed =
-      std::max<int64_t>(1, int64_t(llvm::divideCeil(p.getPixels(), blockY)));
+      std::max<int64_t>(1, int64_t(llvm::divideCeil(strips, blockY)));
   int64_t grid = needed;
   if (waves > 0) {
     int64_t resident =
         int64_t(target.numSMs) *
-        std::max<unsigned>(1, target.blocksPerSMByThreads(
-                                  unsigned(std::min<int64_t>(1024,
-                                                             blockX * blockY))));
-    grid = std::min(needed, std::max<int64_t>(1, waves * resident / gridY));
+        getResidentBlocks(p, target, width, strip, blockX * blockY);
+    int64_t cap = std::max<int64_t>(1, waves * resident / gridY);
+    // The fewest grid-stride steps under the cap, the blocks evened out
+    // over them (no last step of few strips).
+    int64_t steps = llvm::divideCeil(needed, cap);
+    grid = llvm::divideCeil(needed, steps);
   }
-  return WindowConfigAttr::get(ctx, width, blockX, blockY, grid);
+  return WindowConfigAttr::get(group.getContext(), width, blockX, blockY, grid,
+                               strip);
 }
 
 SmallVector<WindowConfigAttr>
@@ -263,13 +344,28 @@ kgraph::enumerateWindowConfigs(FusedOp group, const SMTarget &target) {
   FailureOr<WindowProblem> p = getWindowProblem(group);
   if (failed(p))
     return configs;
-  MLIRContext *ctx = group.getContext();
   int64_t maxWidth = getMaxWindowVectorWidth(group, *p);
   auto add = [&](WindowConfigAttr c) {
     if (c && !llvm::is_contained(configs, c))
       configs.push_back(c);
   };
-  add(makeConfig(ctx, *p, target, maxWidth, 256, 32, kDefaultWaves));
+  // The default: its strip the one of least estimate, a longer strip only
+  // where it saves at least 5% (so 1 unless longer strips pay).
+  WindowConfigAttr best;
+  double bestUs = 0;
+  for (int64_t strip : {1, 2, 4, 8}) {
+    if (strip > 1 && (p->kind != WindowOpKind::Conv ||
+                      p->getTaps() > kMaxUnrolledWindowTaps || strip > p->ow))
+      break;
+    WindowConfigAttr c =
+        makeConfig(group, *p, target, maxWidth, 256, 32, kDefaultWaves, strip);
+    if (!c)
+      continue;
+    double us = estimateWindowMicroseconds(group, c, target);
+    if (!best || us < 0.95 * bestUs)
+      best = c, bestUs = us;
+  }
+  add(best);
   for (int64_t width = maxWidth; width >= 1; width /= 2) {
     if (p->f % width != 0)
       continue;
@@ -277,7 +373,24 @@ kgraph::enumerateWindowConfigs(FusedOp group, const SMTarget &target) {
       for (int64_t maxBlockX : {32, 16, 64, 128})
         for (int64_t waves : {kDefaultWaves, int64_t(2), int64_t(32),
                               int64_t(0)})
-          add(makeConfig(ctx, *p, target, width, threads, maxBlockX, waves));
+          add(makeConfig(group, *p, target, width, threads, maxBlockX,
+                         waves));
   }
+  // Convolutions whose taps are unrolled: strips of 2 to 8 pixels, which
+  // load the columns their windows share once.
+  if (p->kind == WindowOpKind::Conv &&
+      p->getTaps() <= kMaxUnrolledWindowTaps)
+    for (int64_t strip : {2, 4, 8}) {
+      if (strip > p->ow)
+        break;
+      for (int64_t width = maxWidth; width >= 1; width /= 2) {
+        if (p->f % width != 0)
+          continue;
+        for (int64_t threads : {256, 128})
+          for (int64_t waves : {kDefaultWaves, int64_t(2), int64_t(0)})
+            add(makeConfig(group, *p, target, width, threads, 32, waves,
+                           strip));
+      }
+    }
   return configs;
 }

@@ -366,8 +366,14 @@ def KGraph_WindowConfigAttr
       `ceil(C_out / W / block_x)` blocks in grid y);
     - `block_y`: output pixels a block takes at a time; a block has
       `block_x * block_y` threads (a multiple of 32, at most 1024).
-    - `grid_size`: blocks in grid x; they stride over the `N * OH * OW`
-      output pixels `block_y` at a time.
+    - `grid_size`: blocks in grid x; they stride over the output strips
+      `block_y` at a time.
+    - `strip` (R, default 1, omitted when 1): consecutive output pixels of
+      one row a thread computes together; the input columns their windows
+      share are loaded once (a 3x3 stride-1 window: 3 * (R + 2) loads for R
+      pixels instead of 9 * R). The `N * OH * ceil(OW / R)` strips are what
+      the blocks stride over. R is at most 16 and OW; R > 1 needs
+      every window tap unrolled (at most 64 taps).
 
     Example (64 f16 channels, 16-byte loads, 8 threads per pixel, 32 pixels
     per block):
@@ -376,7 +382,8 @@ def KGraph_WindowConfigAttr
     ```
   }];
   let parameters = (ins "int64_t":$vector_width, "int64_t":$block_x,
-                        "int64_t":$block_y, "int64_t":$grid_size);
+                        "int64_t":$block_y, "int64_t":$grid_size,
+                        DefaultValuedParameter<"int64_t", "1">:$strip);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -4,8 +4,9 @@
 // channels-last kgraph.pool2d, or kgraph.conv2d with groups > 1 and few
 // input channels per group (depthwise), with elementwise producers of its
 // input and consumers of its result (isWindowOp, FusionRules.h). Its kernel
-// gives each thread W consecutive output channels and walks output pixels;
-// every window tap of a pixel is one W-wide load of the input. This header
+// gives each thread W consecutive output channels and walks strips of R
+// consecutive output pixels of a row; every input column of a strip's
+// window rows is one W-wide load of the input. This header
 // is the family's one resource model: the problem, the legality check of a
 // #kgraph.window_config, its launch and its estimate, shared by kgraph-tile
 // and the emitter (WindowEmitter.cpp).
@@ -44,6 +45,14 @@ struct WindowProblem {
   int64_t getPixels() const { return n * oh * ow; }
   /// Multiply-adds (or comparisons) per output element.
   int64_t getTaps() const { return kh * kw * groupIn; }
+  /// Strips of `strip` consecutive output pixels of a row: N * OH *
+  /// ceil(OW / strip), what a kernel's threads walk.
+  int64_t getStrips(int64_t strip) const {
+    return n * oh * ((ow + strip - 1) / strip);
+  }
+  /// Input columns per window row that `strip` consecutive output pixels
+  /// read: the distinct offsets r * stride_w + kw * dilation_w.
+  int64_t getStripColumns(int64_t strip) const;
 };
 
 /// The anchor of `group` and its shapes, after checkWindowGroup.
@@ -62,6 +71,12 @@ int64_t getMaxWindowVectorWidth(FusedOp group, const WindowProblem &p);
 /// whose taps are all unrolled and, times W, few enough) instead of once per
 /// pixel. The emitter and the estimate ask this.
 bool windowPreloadsFilter(const WindowProblem &p, int64_t vectorWidth);
+
+/// The model's 32-bit registers per thread of a kernel with `vectorWidth`
+/// lanes and `strip` pixels: accumulators, preloaded filter taps, one window
+/// row's input columns and a fixed overhead.
+int64_t estimateWindowRegisters(const WindowProblem &p, int64_t vectorWidth,
+                                int64_t strip);
 
 /// Grid and block of `config` for `p`.
 KernelLaunch getWindowLaunch(WindowConfigAttr config, const WindowProblem &p);
