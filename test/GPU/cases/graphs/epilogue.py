@@ -201,7 +201,7 @@ def wrange(k):
 
 
 def conv_bias_relu_case(name, n, c, h, f, kh, dt, nhwc=True, stride=1, pad=0,
-                        groups=1, residual=False):
+                        groups=1, residual=False, bench=False):
     oh = (h + 2 * pad - kh) // stride + 1
     k = kh * kh * c // groups
     attrs = ("layout = nhwc " if nhwc else "")
@@ -242,7 +242,8 @@ def conv_bias_relu_case(name, n, c, h, f, kh, dt, nhwc=True, stride=1, pad=0,
 
     return GraphCase(name, conv_group(xs, ws, os_, dt, attrs, body, extra),
                      inputs, ref, kernels=1,
-                     tol=gemm_tol(k, dt, 3 if residual else 2, scale=wr))
+                     tol=gemm_tol(k, dt, 3 if residual else 2, scale=wr),
+                     memcheck=not bench, bench=bench)
 
 
 CONV_CASES = [
@@ -328,4 +329,9 @@ CASES = MM_CASES + CONV_CASES + [
                    "f16", bench=True),
     bottleneck_case("epi_bench_resnet_bottleneck_f16_n64_56x56_256_64", 64,
                     56, 256, 64, bench=True),
+    # Issue 12's strided conv row: an Inception-style 3x3/2 reduction,
+    # 96 -> 128 channels at 35x35, batch 64, with bias and relu (torch eager:
+    # cuDNN's channels-last conv, then the bias and relu).
+    conv_bias_relu_case("epi_bench_conv_s2_bias_relu_f16_n64_35x35_96_128", 64,
+                        96, 35, 128, 3, "f16", stride=2, bench=True),
 ]
