@@ -588,6 +588,32 @@ add("stencil_blur_relu_f32_nchw",
     f"  return %r : {t([1, 1, 11, 13], 'f32')}\n}}\n",
     [([1, 1, 11, 13], "f32", -1.0, 1.0), ([1, 1, 3, 3], "f32", -1.0, 1.0)],
     lambda x, w: torch.relu(F.conv2d(F.pad(x, (1, 1, 1, 1)), w)), (1e-6, 1e-6))
+# A stencil chain whose first value is read again by the last stage (a
+# skip connection): blur, max pool, avg pool, + blur, relu in one kernel.
+# Shared memory is shared by liveness (the avg pool's region takes the
+# staged input's bytes), never a value some later stage still reads.
+_S = [1, 2, 13, 11]
+add("stencil_skip_chain_f32_nchw",
+    f"func.func @main(%x: {t(_S, 'f32')}, %w: {t([2, 2, 3, 3], 'f32')}) -> {t(_S, 'f32')} {{\n"
+    f"  %b = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : {t(_S, 'f32')}, {t([2, 2, 3, 3], 'f32')} -> {t(_S, 'f32')}\n"
+    f"  %m = kgraph.pool2d max %b kernel = [3, 3] padding = [1, 1, 1, 1] : {t(_S, 'f32')}\n"
+    f"  %a = kgraph.pool2d avg %m kernel = [3, 3] padding = [1, 1, 1, 1] : {t(_S, 'f32')}\n"
+    f"  %s = kgraph.add %a, %b : {t(_S, 'f32')}, {t(_S, 'f32')}\n"
+    f"  %r = kgraph.relu %s : {t(_S, 'f32')}\n"
+    f"  return %r : {t(_S, 'f32')}\n}}\n",
+    [(_S, "f32", -1.0, 1.0), ([2, 2, 3, 3], "f32", -1.0, 1.0)],
+    lambda x, w: torch.relu(_skip_chain(x, w)), (1e-5, 1e-5))
+
+
+def _skip_chain(x, w):
+    b = F.conv2d(F.pad(x, (1, 1, 1, 1)), w)
+    m = F.max_pool2d(F.pad(b, (1, 1, 1, 1), value=-math.inf), 3, 1)
+    ones = torch.ones_like(m)
+    a = (F.avg_pool2d(F.pad(m, (1, 1, 1, 1)), 3, 1, divisor_override=1)
+         / F.avg_pool2d(F.pad(ones, (1, 1, 1, 1)), 3, 1, divisor_override=1))
+    return a + b
+
+
 add("pool_max_neg_nhwc_f16",
     f"func.func @main(%x: {t([1, 7, 9, 3], 'f16')}) -> {t([1, 4, 5, 3], 'f16')} {{\n"
     f"  %y = kgraph.pool2d max %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] layout = nhwc : {t([1, 7, 9, 3], 'f16')}\n"

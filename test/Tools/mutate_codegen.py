@@ -267,6 +267,12 @@ MUTATIONS = [
         "a depthwise conv's preloaded filter taps are read with kh and kw "
         "swapped"),
     Mutation(
+        "stencil_smem_reused_while_read", "lib/Dialect/KGraph/Transforms/StencilTiling.cpp",
+        "        if (q.first <= last && first <= q.last)\n",
+        "        if (q.first <= last && first < q.last)\n",
+        "a stencil value's shared memory is given to the value computed in the "
+        "stage that reads it for the last time (overwritten while read)"),
+    Mutation(
         "window_filter_chunks_transposed", D + "WindowEmitter.cpp",
         "        lanes.push_back(chunks[(l * taps + t) / width][(l * taps + t) % width]);\n",
         "        lanes.push_back(chunks[t][l]);\n",

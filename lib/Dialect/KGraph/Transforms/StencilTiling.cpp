@@ -30,6 +30,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace kgraph;
 
@@ -334,6 +336,48 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
     for (Value r : op.getResults())
       if (bounds.count(r))
         order.push_back(r);
+  // Shared memory by liveness: the emitter stages the inputs (stage 0),
+  // computes the other materialized values one stage each in `order`, a
+  // barrier after each, and stores the results last. A value is live from
+  // its stage to the last stage that reads it (its readers' inline
+  // evaluations reach it), so one read for the last time before a stage
+  // lends its bytes to that stage's value (the edge chain's staged image to
+  // the gradient magnitude).
+  DenseMap<Value, int64_t> stageOf, lastUse;
+  int64_t stages = 0;
+  for (Value v : order)
+    if (materialized.contains(v))
+      stageOf[v] = llvm::isa<BlockArgument>(v) ? 0 : ++stages;
+  std::function<void(Value, int64_t, DenseSet<Value> &)> markReads =
+      [&](Value v, int64_t stage, DenseSet<Value> &seen) {
+        if (!seen.insert(v).second)
+          return;
+        if (materialized.contains(v)) {
+          lastUse[v] = std::max(lastUse.lookup(v), stage);
+          return;
+        }
+        Operation *def = v.getDefiningOp();
+        if (!def || def->hasTrait<mlir::OpTrait::ConstantLike>())
+          return;
+        for (Value operand : def->getOperands())
+          markReads(operand, stage, seen);
+      };
+  for (Value v : order) {
+    if (!materialized.contains(v) || llvm::isa<BlockArgument>(v))
+      continue;
+    DenseSet<Value> seen;
+    for (Value operand : v.getDefiningOp()->getOperands())
+      markReads(operand, stageOf[v], seen);
+  }
+  {
+    DenseSet<Value> seen;
+    for (Value v : group.getYield().getValues())
+      markReads(v, stages + 1, seen);
+  }
+  struct Placed {
+    int64_t begin, end, first, last;
+  };
+  SmallVector<Placed> placed;
   int64_t offset = 0;
   for (Value v : order) {
     const Bounds &b = bounds[v];
@@ -348,8 +392,25 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
     sv.materialized = materialized.contains(v);
     if (sv.materialized) {
       sv.fill = fills.lookup(v);
-      sv.sharedOffset = offset;
-      offset += 4 * sv.channels * sv.rows * sv.cols;
+      int64_t size = 4 * sv.channels * sv.rows * sv.cols;
+      int64_t first = stageOf[v];
+      auto use = lastUse.find(v);
+      int64_t last = use == lastUse.end() ? stages + 1 : use->second;
+      // First fit below the buffers live at the same time.
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (const Placed &q : placed)
+        if (q.first <= last && first <= q.last)
+          busy.push_back({q.begin, q.end});
+      llvm::sort(busy);
+      int64_t at = 0;
+      for (auto [begin, end] : busy) {
+        if (at + size <= begin)
+          break;
+        at = std::max(at, end);
+      }
+      sv.sharedOffset = at;
+      placed.push_back({at, at + size, first, last});
+      offset = std::max(offset, at + size);
     }
     plan.values.insert({v, sv});
   }
