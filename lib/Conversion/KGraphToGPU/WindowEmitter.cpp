@@ -98,6 +98,8 @@ private:
   /// the avg division, rounding, the consumers and the stores.
   LogicalResult emitOutput(OpBuilder &b, Lanes lanes, Value pixel,
                            Value iwStart);
+  /// n, ihBase and iwBase of output row `row` = n * OH + oh, column `ow`.
+  void setWindowOrigin(OpBuilder &b, Value row, Value ow);
   /// One pixel: its window, the consumers and the stores.
   LogicalResult emitPixel(OpBuilder &b, Value pixel);
   /// A strip of R pixels of one row: each input column the windows share
@@ -275,16 +277,19 @@ FailureOr<Lanes> WindowKernelBuilder::emitTaps(OpBuilder &b, unsigned dim,
   return Lanes(loop.getResults().begin(), loop.getResults().end());
 }
 
-LogicalResult WindowKernelBuilder::emitPixel(OpBuilder &b, Value pixel) {
-  // pixel = (n * OH + oh) * OW + ow
-  Value ow = arith::RemUIOp::create(b, loc, pixel, c(b, p.ow));
-  Value rest = arith::DivUIOp::create(b, loc, pixel, c(b, p.ow));
-  Value oh = arith::RemUIOp::create(b, loc, rest, c(b, p.oh));
-  n = arith::DivUIOp::create(b, loc, rest, c(b, p.oh));
+void WindowKernelBuilder::setWindowOrigin(OpBuilder &b, Value row, Value ow) {
+  Value oh = arith::RemUIOp::create(b, loc, row, c(b, p.oh));
+  n = arith::DivUIOp::create(b, loc, row, c(b, p.oh));
   ihBase = arith::SubIOp::create(b, loc, mul(b, oh, p.strideH),
                                  c(b, p.padTop));
   iwBase = arith::SubIOp::create(b, loc, mul(b, ow, p.strideW),
                                  c(b, p.padLeft));
+}
+
+LogicalResult WindowKernelBuilder::emitPixel(OpBuilder &b, Value pixel) {
+  // pixel = (n * OH + oh) * OW + ow
+  Value ow = arith::RemUIOp::create(b, loc, pixel, c(b, p.ow));
+  setWindowOrigin(b, arith::DivUIOp::create(b, loc, pixel, c(b, p.ow)), ow);
   Lanes acc(width, identity(b));
   SmallVector<Value, 3> coords;
   FailureOr<Lanes> result = emitTaps(b, 0, coords, acc);
@@ -299,12 +304,7 @@ LogicalResult WindowKernelBuilder::emitStrip(OpBuilder &b, Value strip) {
   int64_t perRow = llvm::divideCeil(p.ow, r);
   Value ow0 = mul(b, arith::RemUIOp::create(b, loc, strip, c(b, perRow)), r);
   Value rest = arith::DivUIOp::create(b, loc, strip, c(b, perRow));
-  Value oh = arith::RemUIOp::create(b, loc, rest, c(b, p.oh));
-  n = arith::DivUIOp::create(b, loc, rest, c(b, p.oh));
-  ihBase = arith::SubIOp::create(b, loc, mul(b, oh, p.strideH),
-                                 c(b, p.padTop));
-  iwBase = arith::SubIOp::create(b, loc, mul(b, ow0, p.strideW),
-                                 c(b, p.padLeft));
+  setWindowOrigin(b, rest, ow0);
   SmallVector<Lanes> acc(r, Lanes(width, identity(b)));
   // The column of tap kw of pixel ow0 + i, from iwBase.
   auto columnOf = [&](int64_t i, int64_t kw) {
