@@ -5,6 +5,8 @@ compiled again).
 
     python3 bench/bench_plans.py BASE.plan.json VARIANT.plan.json ...
 
+(scripts/pin-configs.py builds such variants of a one-kernel graph.)
+
 All plans get the same random inputs (floats in [-1, 1)); each variant's
 outputs must match the first plan's (rtol 1e-2, atol 1e-2, which a wrong
 index breaks and a different summation order does not), else it is
