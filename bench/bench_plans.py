@@ -27,7 +27,8 @@ import benchlib  # noqa: E402
 
 def main(paths):
     if not paths:
-        sys.exit(__doc__.strip().splitlines()[3].strip())
+        sys.exit("usage: " + next(line.strip() for line in __doc__.splitlines()
+                                  if "bench_plans.py" in line))
     import torch
     import kgraph
     from kgraph.runtime import torch_dtype

@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 def main():
     if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__.strip().splitlines()[2].strip())
+        sys.exit("usage: " + next(line.strip() for line in __doc__.splitlines()
+                                  if "run_plan.py" in line))
     import torch
     import kgraph
     from kgraph.runtime import torch_dtype
