@@ -327,19 +327,18 @@ LogicalResult WindowKernelBuilder::emitStrip(OpBuilder &b, Value strip) {
             return failure();
           columns[offset] = *x;
         }
-      for (int64_t i = 0; i < r; ++i)
+      // The row's filter taps (a conv's), once for all the strip's pixels.
+      SmallVector<Lanes> w(p.kw);
+      if (p.kind == WindowOpKind::Conv)
         for (int64_t kw = 0; kw < p.kw; ++kw) {
-          int64_t offset = columnOf(i, kw);
-          Lanes w;
-          if (p.kind == WindowOpKind::Conv) {
-            FailureOr<Lanes> lanes =
-                filterLanes(b, c(b, kh), c(b, kw), c(b, ci));
-            if (failed(lanes))
-              return failure();
-            w = *lanes;
-          }
-          accumulate(b, acc[i], columns[offset], w);
+          FailureOr<Lanes> lanes = filterLanes(b, c(b, kh), c(b, kw), c(b, ci));
+          if (failed(lanes))
+            return failure();
+          w[kw] = *lanes;
         }
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t kw = 0; kw < p.kw; ++kw)
+          accumulate(b, acc[i], columns[columnOf(i, kw)], w[kw]);
     }
   }
   // Pixel ow0 + i of the row; past OW (the row's last strip) none.

@@ -135,10 +135,10 @@ int64_t WindowProblem::getStripColumns(int64_t strip) const {
   return int64_t(offsets.size());
 }
 
-/// Bytes of one element of `v`'s type (at least 1).
-static int64_t elementBytes(Value v) {
+/// Bytes of one element of shaped type `t` (at least 1).
+static int64_t elementBytes(Type t) {
   return std::max<int64_t>(
-      1, llvm::cast<ShapedType>(v.getType()).getElementTypeBitWidth() / 8);
+      1, llvm::cast<ShapedType>(t).getElementTypeBitWidth() / 8);
 }
 
 int64_t kgraph::estimateWindowRegisters(const WindowProblem &p, int64_t width,
@@ -149,7 +149,8 @@ int64_t kgraph::estimateWindowRegisters(const WindowProblem &p, int64_t width,
   if (windowPreloadsFilter(p, width))
     regs += llvm::divideCeil(p.getTaps() * width *
                                  elementBytes(llvm::cast<Conv2dOp>(p.anchor)
-                                                  .getFilter()),
+                                                  .getFilter()
+                                                  .getType()),
                              4);
   // A conv keeps one window row's input columns (32-bit compute type) for
   // the multiply-adds of the strip's pixels; a pool folds each column into
@@ -243,11 +244,9 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
   // served by the caches).
   double bytes = 0;
   for (Type t : llvm::concat<const Type>(group.getInputs().getTypes(),
-                                         group.getResultTypes())) {
-    auto shaped = llvm::cast<ShapedType>(t);
-    bytes += double(shaped.getNumElements()) *
-             std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-  }
+                                         group.getResultTypes()))
+    bytes += double(llvm::cast<ShapedType>(t).getNumElements()) *
+             double(elementBytes(t));
   double memoryUs = target.dramMicroseconds(bytes);
   // Instructions per output vector: W multiply-adds (or comparisons) per
   // tap; per loaded input column an address and W selects (a strip of R
