@@ -93,6 +93,8 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
     pad.bytes = options.padConvChannels;
     pm.addNestedPass<func::FuncOp>(createKGraphPadConvChannels(pad));
   }
+  if (options.spaceToDepthConvs)
+    pm.addNestedPass<func::FuncOp>(createKGraphSpaceToDepthConvs());
   if (options.fuse) {
     KGraphFuseOptions fuse;
     fuse.report = options.fuseReport;

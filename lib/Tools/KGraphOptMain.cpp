@@ -64,6 +64,12 @@ static llvm::cl::opt<unsigned> padConvChannels(
                    "with zeros to this many bytes per pixel (4, 8 or 16; 0, "
                    "the default: off), so its im2col gather loads vectors"),
     llvm::cl::init(0), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> spaceToDepthConvs(
+    "space-to-depth-convs",
+    llvm::cl::desc("With --tile: rewrite a strided nhwc conv2d with few "
+                   "input channels as a stride-1 conv over its space-to-depth "
+                   "input (kgraph-space-to-depth-convs)"),
+    llvm::cl::init(false), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> fuseReport(
     "fuse-report",
     llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "
@@ -194,6 +200,8 @@ static int printConfigCandidates(StringRef inputFilename,
     pad.bytes = padConvChannels;
     pm.addNestedPass<func::FuncOp>(kgraph::createKGraphPadConvChannels(pad));
   }
+  if (spaceToDepthConvs)
+    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphSpaceToDepthConvs());
   if (fuseOps) {
     kgraph::KGraphFuseOptions fuse;
     fuse.report = fuseReport;
@@ -242,6 +250,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--fuse-report needs --fuse --tile=<target>");
     if (padConvChannels.getNumOccurrences())
       return fail("--pad-conv-channels needs --tile=<target>");
+    if (spaceToDepthConvs.getNumOccurrences())
+      return fail("--space-to-depth-convs needs --tile=<target>");
     if (listConfigs.getNumOccurrences())
       return fail("--list-configs needs --tile=<target>");
     if (!tuningDb.empty() || tuningReport)
@@ -290,6 +300,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.fuse = fuseOps;
   options.fuseReport = fuseReport;
   options.padConvChannels = padConvChannels;
+  options.spaceToDepthConvs = spaceToDepthConvs;
   if (!tuningGpu.empty() && tuningDb.empty())
     return fail("--tuning-gpu needs --tuning-db=<file>");
   options.tuningDb = tuningDb;

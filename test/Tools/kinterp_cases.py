@@ -786,3 +786,46 @@ for dt, acc in (("f16", "f16"), ("f32", "f32")):
         lambda x, w, b, dt=dt: torch.relu(rnd(rnd(nhwc(F.conv2d(nchw(x), w.permute(0, 3, 1, 2), stride=2,
                                                               padding=3)), dt) + b, dt)),
         gemm_tol(147, acc, 2), flags=("--pad-conv-channels=16",))
+
+
+# ---- kgraph-space-to-depth-convs --------------------------------------------------------------
+
+# Strided few-channel convs rewritten by --space-to-depth-convs as stride-1
+# convs over the space-to-depth input: the stem with bias and relu on odd
+# sizes (a last partial block of zero rows and columns), a 3x3/2 conv whose
+# padding shifts the filter by a zero tap, a stride of 2 along rows only,
+# a 2x2/2 conv that never reads the last row and column (sliced off), and
+# padding of whole blocks (4 at stride 2).
+def s2d_case(name, dt, n, h, w, c, f, kh, kw, strides, pad, bias_relu=False):
+    oh = (h + pad[0] + pad[1] - kh) // strides[0] + 1
+    ow = (w + pad[2] + pad[3] - kw) // strides[1] + 1
+    xs, ws, ys = [n, h, w, c], [f, kh, kw, c], [n, oh, ow, f]
+    body = (f"  %y = kgraph.conv2d %x, %w layout = nhwc strides = [{strides[0]}, {strides[1]}] "
+            f"padding = [{', '.join(map(str, pad))}] : {t(xs, dt)}, {t(ws, dt)} -> {t(ys, dt)}\n")
+    args = f"%x: {t(xs, dt)}, %w: {t(ws, dt)}"
+    inputs = [(xs, dt, -1.0, 1.0), (ws, dt, -1.0, 1.0)]
+    out = "%y"
+    if bias_relu:
+        args += f", %b: {t([f], dt)}"
+        inputs.append(([f], dt, -0.5, 0.5))
+        body += (f"  %z = kgraph.add %y, %b : {t(ys, dt)}, {t([f], dt)}\n"
+                 f"  %r = kgraph.relu %z : {t(ys, dt)}\n")
+        out = "%r"
+
+    def ref(x, wt, *b, dt=dt):
+        y = F.pad(nchw(x), (pad[2], pad[3], pad[0], pad[1]))
+        y = rnd(nhwc(F.conv2d(y, wt.permute(0, 3, 1, 2), stride=tuple(strides))), dt)
+        return torch.relu(rnd(y + b[0], dt)) if b else y
+    add(name, f"func.func @main({args}) -> {t(ys, dt)} {{\n{body}  return {out} : {t(ys, dt)}\n}}\n",
+        inputs, ref, gemm_tol(kh * kw * c, dt, 2 if bias_relu else 1),
+        flags=("--space-to-depth-convs",))
+
+
+for dt in ("f16", "f32"):
+    s2d_case(f"s2d_stem_{dt}_2x13x11x3_f16_k7s2p3", dt, 2, 13, 11, 3, 16, 7, 7, (2, 2), (3, 3, 3, 3),
+             bias_relu=True)
+s2d_case("s2d_bf16_2x9x10x3_f8_k3s2p1", "bf16", 2, 9, 10, 3, 8, 3, 3, (2, 2), (1, 1, 1, 1))
+s2d_case("s2d_f16_1x10x7x2_f4_k5s21p2211", "f16", 1, 10, 7, 2, 4, 5, 5, (2, 1), (2, 2, 1, 1))
+s2d_case("s2d_f16_1x17x9x3_f8_k2s2", "f16", 1, 17, 9, 3, 8, 2, 2, (2, 2), (0, 0, 0, 0))
+s2d_case("s2d_f32_1x8x9x1_f4_k3s2p4", "f32", 1, 8, 9, 1, 4, 3, 3, (2, 2), (4, 0, 4, 1))
+s2d_case("s2d_f16_1x12x12x3_f8_k5s3p1", "f16", 1, 12, 12, 3, 8, 5, 5, (3, 3), (1, 1, 1, 1))

@@ -24,6 +24,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "this many bytes per pixel (kgraph-pad-conv-channels; "
                      "0: off)"),
       llvm::cl::init(0)};
+  Option<bool> spaceToDepthConvs{
+      *this, "space-to-depth-convs",
+      llvm::cl::desc("rewrite a strided nhwc conv2d with few input channels "
+                     "as a stride-1 conv over its space-to-depth input "
+                     "(kgraph-space-to-depth-convs)"),
+      llvm::cl::init(false)};
   Option<bool> fuseReport{
       *this, "fuse-report",
       llvm::cl::desc("with fuse: a remark per group formed and per kernel "
@@ -63,7 +69,8 @@ std::string findCUDAToolkit(llvm::StringRef preferred = "",
                             llvm::StringRef packageRoot = "");
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
-///   tiled:  [kgraph-pad-conv-channels] [kgraph-fuse] kgraph-form-kernels
+///   tiled:  [kgraph-pad-conv-channels] [kgraph-space-to-depth-convs]
+///           [kgraph-fuse] kgraph-form-kernels
 ///           kgraph-tile                                 (kgraph, tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
 ///   nvvm:   kgraph-split-kernel-modules, nvvm-attach-target,

@@ -6,6 +6,8 @@ takes wgmma). The same function either way, against the same torch
 reference (cuDNN's first-layer kernel pads to 4 itself). The benchmarks at
 batch 256 measure whether padding pays (issue 12: the stem is 13% of
 ResNet-50's time, one element per load) before the compiler does it.
+The `s2d` cases compile the stem as written with --space-to-depth-convs
+(a stride-1 4x4 conv over 2x2 pixel blocks of 16 channels).
 """
 
 import torch.nn.functional as F
@@ -17,7 +19,7 @@ def _t(shape, dt="f16"):
     return "tensor<" + "x".join(map(str, shape)) + f"x{dt}>"
 
 
-def stem_case(n, h, w, pad_to=3, bench=False):
+def stem_case(n, h, w, pad_to=3, bench=False, s2d=False):
     oh, ow = (h + 6 - 7) // 2 + 1, (w + 6 - 7) // 2 + 1
     x, wt, out = [n, h, w, 3], [64, 7, 7, 3], [n, oh, ow, 64]
     c = pad_to
@@ -43,18 +45,28 @@ def stem_case(n, h, w, pad_to=3, bench=False):
     def ref(x, w, b):
         y = F.conv2d(x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), stride=2, padding=3)
         return (y.permute(0, 2, 3, 1) + b).relu()
-    name = f"stem_c{c}_f16_{n}x{h}x{w}"
+    name = f"stem_{'s2d' if s2d else f'c{c}'}_f16_{n}x{h}x{w}"
+    # --space-to-depth-convs: the input's channel pad (and, odd sizes, a
+    # zero row and column) and its transpose, four small filter kernels, the
+    # stride-1 conv.
+    kernels = 1 if c == 3 else 3
+    if s2d:
+        kernels = 7 + (h % 2) + (w % 2)
     return GraphCase(name, text, [Input("x", x, "f16"), Input("w", wt, "f16"),
                                   Input("b", [64], "f16", -0.5, 0.5)],
-                     ref, kernels=1 if c == 3 else 3, tol=(1e-2, 5e-3),
-                     memcheck=not bench, bench=bench)
+                     ref, kernels=kernels, tol=(1e-2, 5e-3),
+                     memcheck=not bench, bench=bench,
+                     flags=("--fuse", "--space-to-depth-convs") if s2d else ("--fuse",))
 
 
 CASES = [
     stem_case(2, 37, 41),
     stem_case(2, 37, 41, pad_to=4),
     stem_case(2, 37, 41, pad_to=8),
+    stem_case(2, 37, 41, s2d=True),
+    stem_case(3, 30, 28, s2d=True),
     stem_case(256, 224, 224, bench=True),
     stem_case(256, 224, 224, pad_to=4, bench=True),
     stem_case(256, 224, 224, pad_to=8, bench=True),
+    stem_case(256, 224, 224, s2d=True, bench=True),
 ]

@@ -92,6 +92,54 @@ def KGraphPadConvChannels
                            "::mlir::arith::ArithDialect"];
 }
 
+def KGraphSpaceToDepthConvs
+    : Pass<"kgraph-space-to-depth-convs", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite a strided few-channel nhwc conv2d as a stride-1 conv over its space-to-depth input";
+  let description = [{
+    An implicit-GEMM `kgraph.conv2d` (layout `nhwc`, one group, dilation 1,
+    not in a group) with a stride above 1 whose input channels fill less
+    than 16 bytes per pixel (an RGB stem) gathers its im2col operand a few
+    bytes per load. This pass rewrites it as a stride-1 conv over the
+    space-to-depth rearrangement of its input: each `sh x sw` block of
+    pixels becomes one pixel of `sh * sw * C` channels, zero-padded to a
+    multiple of 16 bytes (before the rearrangement when that gives no more
+    channels: the transpose then moves whole vectors), and the filter alike.
+    The padding before becomes whole blocks by shifting the filter by zero
+    taps (`-pad mod s` of them) rather than copying x with zero rows; taps
+    past the filter's end are zero, a last partial block of x gets zero
+    rows, rows the conv never reads are sliced off. Every tap then loads
+    whole vectors, and with 16-byte pixels Hopper's TMA im2col mode can
+    gather it. The rearrangement is data movement (`kgraph.concat` with
+    splat zeros, `kgraph.reshape`, `kgraph.transpose`, `kgraph.slice`): copy
+    kernels, the filter's small.
+
+    Convs whose rearranged GEMM would do more than 4 times the multiply-adds
+    (a 1x1 strided conv) are left alone. The result equals the conv's for
+    finite inputs; an inf or NaN input element also meets the zero filter
+    taps of outputs whose windows end just before it, so those become NaN
+    rather than finite.
+
+    Before (the ResNet stem):
+    ```mlir
+    %0 = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] padding = [3, 3, 3, 3]
+        : tensor<8x224x224x3xf16>, tensor<64x7x7x3xf16> -> tensor<8x112x112x64xf16>
+    ```
+    After (the filter's rearrangement and the zero constants not shown):
+    the channels padded to 4, 2 x 2 blocks of 16 channels, a 4 x 4 filter
+    (one zero tap before the 7, none after) and padding 2 before, 1 after:
+    ```mlir
+    %xc = kgraph.concat %x, %zx axis = 3 : tensor<8x224x224x3xf16>, tensor<8x224x224x1xf16>
+    %xs = kgraph.reshape %xc : tensor<8x224x224x4xf16> to tensor<8x112x2x112x2x4xf16>
+    %xt = kgraph.transpose %xs, permutation = [0, 1, 3, 2, 4, 5] : tensor<8x112x2x112x2x4xf16>
+    %xr = kgraph.reshape %xt : tensor<8x112x112x2x2x4xf16> to tensor<8x112x112x16xf16>
+    %0 = kgraph.conv2d %xr, %wr layout = nhwc padding = [2, 1, 2, 1]
+        : tensor<8x112x112x16xf16>, tensor<64x4x4x16xf16> -> tensor<8x112x112x64xf16>
+    ```
+  }];
+  let dependentDialects = ["::kgraph::KGraphDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Wrap every compute op that is not yet in a group into its own kgraph.fused";
   let description = [{
