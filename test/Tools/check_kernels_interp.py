@@ -432,7 +432,7 @@ def fuzz_runs(seed, count, subs=()):
         inputs = [(a.shape, a.dtype, *g.input_domain[a.name]) for a in g.args]
         ref = graphgen.torch_ref(g)
         runs.append(Run(f"fuzz-{sub}", g.mlir(), inputs, ref, graphgen.tolerance(g),
-                        targets=[target]))
+                        flags=graphgen.pass_flags(sub), targets=[target]))
     return runs
 
 

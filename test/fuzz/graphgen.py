@@ -962,6 +962,16 @@ def macs(node):
 F16_MAX = 65504.0
 
 
+#: Rewrite passes a fuzzed compile adds (drawn per graph from its name:
+#: reproducible): they change how convs are computed, never the function.
+PASS_FLAGS = ((), (), ("--space-to-depth-convs",), ("--pad-conv-channels=16",))
+
+
+def pass_flags(name):
+    """kgraph-opt flags of PASS_FLAGS for the graph `name`."""
+    return list(random.Random(f"flags-{name}").choice(PASS_FLAGS))
+
+
 def gpu_graph(seed, max_tries=64, small=False):
     """A graph for the GPU sample: verifier-valid, no data movement, and a
     reference that random inputs do not make ill-conditioned (``gpu_safe``:

@@ -174,6 +174,7 @@ def check_graph(seed, index, keep=False):
     rnd = random.Random(name)
     graph = graphgen.generate(name)
     target = rnd.choice(cfg.targets)
+    flags = graphgen.pass_flags(name)
     res = {"name": name, "target": target, "ops": graph.ops, "tags": sorted(graph.tags),
            "finding": None, "outcome": {}, "detail": "", "ptxas_runs": 0, "full_runs": 0}
     tmp = tempfile.mkdtemp(prefix="kgfuzz-")
@@ -185,7 +186,7 @@ def check_graph(seed, index, keep=False):
 
         def finding(kind, detail, err=""):
             res["finding"], res["detail"] = kind, detail
-            save_finding(cfg.out, name, kind, target, text, detail, err)
+            save_finding(cfg.out, name, kind, target, text, detail, err, flags)
             return res
 
         rc, err = run([cfg.opt, src, "-o", os.devnull], cfg.timeout)
@@ -198,7 +199,7 @@ def check_graph(seed, index, keep=False):
         tiled, errs = {}, {}
         for fuse in (False, True):
             out = os.path.join(tmp, f"tiled{int(fuse)}.mlir")
-            cmd = [cfg.opt, f"--tile={target}", "--emit=tiled", src, "-o", out]
+            cmd = [cfg.opt, f"--tile={target}", *flags, "--emit=tiled", src, "-o", out]
             if fuse:
                 cmd.insert(2, "--fuse")
             rc, err = run(cmd, cfg.timeout)
@@ -224,7 +225,7 @@ def check_graph(seed, index, keep=False):
                 res["outcome"][label] = res["outcome"]["nofuse"]
                 continue
             ptx = os.path.join(tmp, f"g{int(fuse)}.ptx")
-            cmd = [cfg.opt, f"--tile={target}", src, "-o", ptx]
+            cmd = [cfg.opt, f"--tile={target}", *flags, src, "-o", ptx]
             if fuse:
                 cmd.insert(2, "--fuse")
             rc, err = run(cmd, cfg.timeout * 4)
@@ -262,12 +263,13 @@ def check_graph(seed, index, keep=False):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def save_finding(out, name, kind, target, text, detail, err):
+def save_finding(out, name, kind, target, text, detail, err, flags=()):
     d = os.path.join(out, "findings")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, f"{kind}-{name}.mlir"), "w") as f:
         f.write(f"// finding: {kind}\n// target: {target}\n// {detail}\n")
-        f.write(f"// reproduce: kgraph-opt --tile={target} [--fuse] this.mlir -o out.ptx\n")
+        extra = "".join(f" {x}" for x in flags)
+        f.write(f"// reproduce: kgraph-opt --tile={target}{extra} [--fuse] this.mlir -o out.ptx\n")
         f.write(text)
     with open(os.path.join(d, f"{kind}-{name}.stderr"), "w") as f:
         f.write(err)
@@ -290,6 +292,7 @@ def minimize(cfg, seed, index, kind):
     name = f"{seed}-{index}"
     graph = graphgen.generate(name)
     target = random.Random(name).choice(cfg.targets)
+    flags = graphgen.pass_flags(name)
 
     def fails(g):
         tmp = tempfile.mkdtemp(prefix="kgmin-")
@@ -298,7 +301,7 @@ def minimize(cfg, seed, index, kind):
             with open(src, "w") as f:
                 f.write(g.mlir())
             for fuse in (False, True):
-                cmd = [cfg.opt, f"--tile={target}", src, "-o", os.path.join(tmp, "g.ptx")]
+                cmd = [cfg.opt, f"--tile={target}", *flags, src, "-o", os.path.join(tmp, "g.ptx")]
                 if fuse:
                     cmd.insert(2, "--fuse")
                 rc, err = run(cmd, cfg.timeout * 4)
