@@ -3,13 +3,18 @@
 bench/bench_plans.py: the model's default and each given configuration
 pinned on the kernel's group.
 
-    scripts/pin-configs.py KGRAPH_OPT GRAPH.mlir OUTDIR [--target sm_90a] CONFIG...
+    scripts/pin-configs.py KGRAPH_OPT GRAPH.mlir OUTDIR [--target sm_90a]
+        [--flags '--space-to-depth-convs'] [--family matmul_config]
+        [--prefix v_s2d_] CONFIG...
 
-GRAPH is compiled with --fuse --tile=TARGET --emit=tiled; its one
-kgraph.fused group's `kgraph.config` is replaced by each CONFIG (a full
+GRAPH is compiled with --fuse --tile=TARGET --emit=tiled (and --flags);
+the `kgraph.config` of its one kernel group (with --family, its one group
+whose config is a #kgraph.<family>) is replaced by each CONFIG (a full
 attribute, e.g. '#kgraph.window_config<vector_width = 8, block_x = 16,
 block_y = 16, grid_size = 784, strip = 4>') and compiled again. Writes
-OUTDIR/a_default.{mlir,ptx,plan.json} and OUTDIR/v<i>.{mlir,ptx,plan.json};
+OUTDIR/<prefix>default.{mlir,ptx,plan.json} and
+OUTDIR/<prefix><i>.{mlir,ptx,plan.json} (prefix: a_ for the default, v for
+the variants, unless --prefix);
 prints each variant's config, registers and spills (ptxas -v, when ptxas is
 found). A configuration the compiler rejects is reported and skipped
 (exit 1 at the end).
@@ -43,20 +48,26 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("configs", nargs="+")
     ap.add_argument("--target", default="sm_90a")
+    ap.add_argument("--flags", default="", help="extra kgraph-opt flags (space-separated)")
+    ap.add_argument("--family", help="the group whose config is a #kgraph.<FAMILY>")
+    ap.add_argument("--prefix", help="output names: PREFIXdefault, PREFIX<i>")
     args = ap.parse_args()
     tiled = subprocess.run([args.kgraph_opt, "--fuse", f"--tile={args.target}",
-                            "--emit=tiled", args.graph],
+                            *args.flags.split(), "--emit=tiled", args.graph],
                            capture_output=True, text=True)
     if tiled.returncode != 0:
         sys.exit(f"error: {args.graph} does not compile:\n{tiled.stderr}")
     found = CONFIG.findall(tiled.stdout)
+    if args.family:
+        found = [c for c in found if c.startswith(f"#kgraph.{args.family}<")]
     if len(found) != 1:
-        sys.exit(f"error: {args.graph} has {len(found)} kernel groups; "
-                 "variants need exactly one")
+        sys.exit(f"error: {args.graph} has {len(found)} kernel groups"
+                 f"{' of ' + args.family if args.family else ''}; variants need exactly one")
     os.makedirs(args.outdir, exist_ok=True)
     failed = 0
-    for name, config in [("a_default", found[0])] + [
-            (f"v{i}", c) for i, c in enumerate(args.configs)]:
+    first, rest = ("a_", "v") if args.prefix is None else (args.prefix, args.prefix)
+    for name, config in [(first + "default", found[0])] + [
+            (f"{rest}{i}", c) for i, c in enumerate(args.configs)]:
         mlir = os.path.join(args.outdir, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(tiled.stdout.replace(found[0], config))
