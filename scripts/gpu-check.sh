@@ -22,6 +22,7 @@
 # Environment: KGRAPH_TEST_SEED (reuse a seed), KGRAPH_MEMCHECK_SUBSET
 # (memcheck|all), KGRAPH_SKIP_MEMCHECK=1, KGRAPH_SKIP_BENCH=1,
 # KGRAPH_SKIP_TESTS=1 (benchmarks only), KGRAPH_SKIP_TARGETS=1,
+# KGRAPH_SKIP_VARIANTS=1 (leave out $CASES/variants, scripts/build-variant-sets.sh),
 # KGRAPH_SKIP_MAIN_TESTS=1 (the sm_90a tests and memcheck skipped, the other
 # targets run: with KGRAPH_SKIP_TARGETS=1 in the call before, the whole
 # check in two device calls of at most 10 minutes),
@@ -266,6 +267,7 @@ fi
 bench_rc=0; bench_line="skipped"
 gr_rc=0; gr_lines=("skipped")
 tr_rc=0; tr_lines=("skipped")
+va_rc=0; va_lines=()
 mm_rc=0; mm_line="skipped"; mm_ptxas="-"
 cv_rc=0; cv_line="skipped"; cv_ptxas="-"
 md_lines=()
@@ -344,6 +346,37 @@ PYEOF
 )
   fi
 
+  # Configuration variants (scripts/build-variant-sets.sh, where the folder
+  # was built): each set's default against its variants, outputs checked.
+  if [ "${KGRAPH_SKIP_VARIANTS:-0}" != 1 ] && [ -d "$CASES/variants" ]; then
+    echo
+    echo "== configuration variants against the defaults (bench/bench_variant_sets.sh)"
+    bash bench/bench_variant_sets.sh "$CASES" 2>&1 | tee "$LOGS/bench_variants.log"
+    va_rc=${PIPESTATUS[0]}
+    mapfile -t va_lines < <($PY - "$LOGS/bench_variants.log" <<'PYEOF'
+import re, sys
+sets, cur, wrong = {}, None, {}
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        cur = line[3:].strip()
+        sets[cur], wrong[cur] = [], []
+    elif cur and line.startswith("WRONG"):
+        wrong[cur].append(line.split()[1].rstrip(":"))
+    elif cur:
+        m = re.match(r"(\S+\.plan\.json)\s+([0-9.]+)\s+([0-9.]+)x", line)
+        if m:
+            sets[cur].append((m.group(1).replace(".plan.json", ""), float(m.group(2)), float(m.group(3))))
+for name, rows in sets.items():
+    if not rows:
+        print(f"{name}: FAILED (no times)")
+        continue
+    best = max(rows[1:], key=lambda r: r[2], default=rows[0])
+    bad = f", WRONG: {' '.join(wrong[name])}" if wrong[name] else ""
+    print(f"{name}: default {rows[0][1]:.4f} ms; best {best[0]} {best[1]:.4f} ms = {best[2]:.2f}x{bad}")
+PYEOF
+)
+  fi
+
   # Whole models (ResNet-50, the encoder layer, ONNX ResNet-50) through
   # kgraph.compile, which needs a kgraph-opt here ($KGRAPH_OPT: the static
   # one of scripts/build-static-kgraph-opt.sh); several minutes, so
@@ -361,7 +394,7 @@ PYEOF
 fi
 
 fail=0
-for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$ot_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc" "${md_rc:-0}"; do
+for rc in "$tests_rc" "${t_fail:-1}" "$mc_rc" "$ot_rc" "$bench_rc" "$mm_rc" "$cv_rc" "$gr_rc" "$tr_rc" "${md_rc:-0}" "${va_rc:-0}"; do
   [ "$rc" -ne 0 ] && fail=1
 done
 # On the GPU machine a skipped GPU test (no GPU, no manifest) is a failure.
@@ -388,6 +421,7 @@ row "bench conv2d" "$cv_line"
 row "ptxas conv" "$cv_ptxas"
 for l in "${gr_lines[@]}"; do row "bench fused" "$l"; done
 for l in "${tr_lines[@]}"; do row "transpose" "$l"; done
+for l in "${va_lines[@]}"; do row "variants" "$l"; done
 for l in "${md_lines[@]}"; do row "models" "$l"; done
 row "logs" "$LOGS"
 result=$([ $fail -eq 0 ] && echo PASS || echo FAIL)
