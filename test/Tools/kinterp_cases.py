@@ -604,6 +604,40 @@ add("stencil_skip_chain_f32_nchw",
     [(_S, "f32", -1.0, 1.0), ([2, 2, 3, 3], "f32", -1.0, 1.0)],
     lambda x, w: torch.relu(_skip_chain(x, w)), (1e-5, 1e-5))
 
+# Constant filters the stencil kernel applies separably (StencilTiling.h's
+# getStencilFilterSlice): a rank-one 5x5 slice with fractional and negative
+# weights, a rank-two slice (tap by tap), an all-zero slice and a 1x5 row
+# inside a 5x5 slice; then a 3x3 max pool and a 3x3/2 avg pool that
+# combine row maxima and sums (the avg pool's rows at stride 2).
+_SEP_U, _SEP_V = [0.25, 0.5, 1.0, 0.5, 0.25], [1.0, -2.0, 3.0, -2.0, 1.0]
+_SEP_W = torch.zeros(2, 2, 5, 5, dtype=torch.float64)
+_SEP_W[0, 0] = torch.outer(torch.tensor(_SEP_U, dtype=torch.float64), torch.tensor(_SEP_V, dtype=torch.float64))
+_SEP_W[0, 1] = _SEP_W[0, 0] + torch.eye(5, dtype=torch.float64)
+_SEP_W[1, 1, 2] = torch.tensor([1.0, 2.0, -1.0, 0.5, 3.0], dtype=torch.float64)
+_SEP_S, _SEP_O = [1, 2, 13, 11], [1, 2, 7, 6]
+
+
+def _dense(x):
+    return "[" + ", ".join(_dense(v) for v in x) + "]" if isinstance(x, list) else repr(float(x))
+
+
+def _sep_chain(x):
+    b = F.conv2d(F.pad(x, (2, 2, 2, 2)), _SEP_W)
+    m = F.max_pool2d(F.pad(b, (1, 1, 1, 1), value=-math.inf), 3, 1)
+    ones = torch.ones_like(m)
+    return (F.avg_pool2d(F.pad(m, (1, 1, 1, 1)), 3, 2, divisor_override=1)
+            / F.avg_pool2d(F.pad(ones, (1, 1, 1, 1)), 3, 2, divisor_override=1))
+
+
+add("stencil_separable_filters_f32_nchw",
+    f"func.func @main(%x: {t(_SEP_S, 'f32')}) -> {t(_SEP_O, 'f32')} {{\n"
+    f"  %w = arith.constant dense<{_dense(_SEP_W.tolist())}> : {t([2, 2, 5, 5], 'f32')}\n"
+    f"  %b = kgraph.conv2d %x, %w padding = [2, 2, 2, 2] : {t(_SEP_S, 'f32')}, {t([2, 2, 5, 5], 'f32')} -> {t(_SEP_S, 'f32')}\n"
+    f"  %m = kgraph.pool2d max %b kernel = [3, 3] padding = [1, 1, 1, 1] : {t(_SEP_S, 'f32')}\n"
+    f"  %a = kgraph.pool2d avg %m kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : {t(_SEP_S, 'f32')}\n"
+    f"  return %a : {t(_SEP_O, 'f32')}\n}}\n",
+    [(_SEP_S, "f32", -1.0, 1.0)], _sep_chain, (1e-5, 1e-5))
+
 
 def _skip_chain(x, w):
     b = F.conv2d(F.pad(x, (1, 1, 1, 1)), w)

@@ -273,6 +273,17 @@ MUTATIONS = [
         "a stencil value's shared memory is given to the value computed in the "
         "stage that reads it for the last time (overwritten while read)"),
     Mutation(
+        "stencil_separable_column_rows", D + "StencilEmitter.cpp",
+        "              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[r + ky]);\n",
+        "              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[ky]);\n",
+        "a separable filter's column pass combines the first rows' sums for "
+        "every output row of the thread"),
+    Mutation(
+        "stencil_pool_rows_unstrided", D + "StencilEmitter.cpp",
+        "          combine(acc, rowCombine(k, r * sy - pad[0] + ky));\n",
+        "          combine(acc, rowCombine(k, r - pad[0] + ky));\n",
+        "a separable pool's rows ignore its row stride"),
+    Mutation(
         "window_filter_chunks_transposed", D + "WindowEmitter.cpp",
         "        lanes.push_back(chunks[(l * taps + t) / width][(l * taps + t) % width]);\n",
         "        lanes.push_back(chunks[t][l]);\n",

@@ -409,28 +409,43 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
   int64_t numC = nhwc ? fshape[3] : fshape[1];
   ArrayRef<int64_t> pad = conv.getPadding();
   Type et = elementType(conv.getResult());
-  SmallVector<Value> out(rpt * numF);
+  SmallVector<Value> acc(rpt * numF);
+  auto accumulate = [&](Value &sum, Value w, Value x) {
+    sum = sum ? Value(math::FmaOp::create(b, loc, w, x, sum))
+              : Value(arith::MulFOp::create(b, loc, w, x));
+  };
   for (int64_t f = 0; f < numF; ++f)
-    for (int64_t r = 0; r < rpt; ++r) {
-      Value acc;
-      for (int64_t ch = 0; ch < numC; ++ch)
+    for (int64_t ch = 0; ch < numC; ++ch) {
+      // The model's choice (StencilTiling.h): taps of a constant filter
+      // that are 0 contribute nothing to a finite sum (Sobel's middle
+      // column) and are skipped; a rank-one filter runs as a row pass over
+      // the input rows the thread's rows read, then a column pass.
+      StencilFilterSlice slice = getStencilFilterSlice(conv, f, ch, rpt);
+      if (slice.separable) {
+        SmallVector<Value> rowSums(rpt - 1 + kh);
+        for (auto [dy, sum] : llvm::enumerate(rowSums))
+          for (int64_t kx = 0; kx < kw; ++kx)
+            if (slice.v[kx] != 0.0f)
+              accumulate(sum, f32(slice.v[kx]),
+                         sharedLoad(in, ch, int64_t(dy) - pad[0], kx - pad[2]));
+        for (int64_t r = 0; r < rpt; ++r)
+          for (int64_t ky = 0; ky < kh; ++ky)
+            if (slice.u[ky] != 0.0f)
+              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[r + ky]);
+        continue;
+      }
+      for (int64_t r = 0; r < rpt; ++r)
         for (int64_t ky = 0; ky < kh; ++ky)
           for (int64_t kx = 0; kx < kw; ++kx) {
-            Value wt = weight(conv, f, ch, ky, kx);
-            // Taps of a constant filter that are 0 contribute nothing to a
-            // finite sum (Sobel's middle column): skip them.
-            if (auto cst = wt.getDefiningOp<arith::ConstantOp>())
-              if (auto value = llvm::dyn_cast<FloatAttr>(cst.getValue()))
-                if (value.getValue().isZero())
-                  continue;
-            Value x = sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]);
-            acc = acc ? Value(math::FmaOp::create(b, loc, wt, x, acc))
-                      : Value(arith::MulFOp::create(b, loc, wt, x));
+            if (slice.constant && slice.weights[ky * kw + kx] == 0.0f)
+              continue;
+            accumulate(acc[r * numF + f], weight(conv, f, ch, ky, kx),
+                       sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]));
           }
-      if (!acc)
-        acc = f32(0.0); // an all-zero filter
-      out[r * numF + f] = kgraph::detail::roundToType(b, loc, acc, et);
     }
+  SmallVector<Value> out(rpt * numF);
+  for (auto [i, sum] : llvm::enumerate(acc))
+    out[i] = kgraph::detail::roundToType(b, loc, sum ? sum : f32(0.0), et);
   return out;
 }
 
@@ -455,6 +470,27 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
     Value hi = arith::MinSIOp::create(b, loc, x1, c(inW));
     colCount = arith::SubIOp::create(b, loc, hi, lo);
   }
+  // max (NaN-propagating for floats) or sum: associative, so a window may
+  // be combined row by row (getStencilPoolCost says when that pays).
+  auto combine = [&](Value &acc, Value x) {
+    if (!acc)
+      acc = x;
+    else if (isMax && !llvm::isa<FloatType>(x.getType()))
+      acc = arith::MaxSIOp::create(b, loc, acc, x);
+    else if (isMax)
+      acc = arith::MaximumFOp::create(b, loc, acc, x);
+    else
+      acc = arith::AddFOp::create(b, loc, acc, x);
+  };
+  bool separable = getStencilPoolCost(pool, rpt).second;
+  DenseMap<std::pair<int64_t, int64_t>, Value> rows;
+  auto rowCombine = [&](int64_t k, int64_t dy) {
+    Value &row = rows[{k, dy}];
+    if (!row)
+      for (int64_t kx = 0; kx < kw; ++kx)
+        combine(row, sharedLoad(in, k, dy, kx - pad[2]));
+    return row;
+  };
   SmallVector<Value> out(rpt * channels);
   for (int64_t r = 0; r < rpt; ++r) {
     Value count;
@@ -470,18 +506,15 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
     }
     for (int64_t k = 0; k < channels; ++k) {
       Value acc;
-      for (int64_t ky = 0; ky < kh; ++ky)
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          Value x = sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]);
-          if (!acc)
-            acc = x;
-          else if (isMax && !llvm::isa<FloatType>(x.getType()))
-            acc = arith::MaxSIOp::create(b, loc, acc, x);
-          else if (isMax)
-            acc = arith::MaximumFOp::create(b, loc, acc, x);
-          else
-            acc = arith::AddFOp::create(b, loc, acc, x);
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        if (separable) {
+          // The window's row ky, combined once per input row (rowCombine).
+          combine(acc, rowCombine(k, r * sy - pad[0] + ky));
+          continue;
         }
+        for (int64_t kx = 0; kx < kw; ++kx)
+          combine(acc, sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]));
+      }
       if (!isMax)
         acc = arith::DivFOp::create(b, loc, acc, count);
       out[r * channels + k] = kgraph::detail::roundToType(b, loc, acc, et);

@@ -135,3 +135,27 @@ func.func @many_images(%a: tensor<70000x1x2x10xf32>) -> tensor<70000x1x2x10xf32>
   }
   return %0 : tensor<70000x1x2x10xf32>
 }
+
+// -----
+
+// A rank-one constant filter ([1 2 1] x [1 2 1]) at 4 rows per thread runs
+// as a row pass over the 6 input rows the rows read (weights 2 and 1 as
+// fmas, the first weight 1 folded) and a column pass over the row sums: 12
+// + 8 fmas, not 4 * 8 = 32. The 3x3 max pool likewise combines the maxima
+// of 6 rows (12) in 4 columns (8): 20 maximumf, not 32.
+// CHECK-LABEL: gpu.func @separable_k0
+// CHECK-COUNT-20: math.fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-20: arith.maximumf
+// CHECK-NOT: arith.maximumf
+// CHECK: gpu.return
+func.func @separable(%a: tensor<1x1x16x32xf32>) -> tensor<1x1x16x32xf32> {
+  %0 = kgraph.fused (%a) {kgraph.config = #kgraph.stencil_config<tile_h = 16, tile_w = 32, block_x = 32, block_y = 4, rows_per_thread = 4>} : (tensor<1x1x16x32xf32>) -> tensor<1x1x16x32xf32> {
+  ^bb0(%x: tensor<1x1x16x32xf32>):
+    %w = arith.constant dense<[[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]> : tensor<1x1x3x3xf32>
+    %c = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] : tensor<1x1x16x32xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x16x32xf32>
+    %p = kgraph.pool2d max %c kernel = [3, 3] padding = [1, 1, 1, 1] : tensor<1x1x16x32xf32>
+    kgraph.yield %p : tensor<1x1x16x32xf32>
+  }
+  return %0 : tensor<1x1x16x32xf32>
+}

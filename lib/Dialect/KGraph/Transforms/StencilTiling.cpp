@@ -10,7 +10,9 @@
 //          * blocks per image / (H * W)
 //
 // divided by the wave efficiency of the grid on the target's SMs. taps is
-// F * C * KH * KW for a conv2d, C * KH * KW for a pool2d, C for an
+// the emitter's operations per output (getStencilFilterSlice: zero taps
+// skipped, rank-one constant filters as a row and a column pass) summed
+// over a conv2d's F x C slices, C * (window ops + 1) for a pool2d, C for an
 // elementwise op. Larger tiles lose less to the halo; the shared memory of
 // the intermediates bounds them.
 //
@@ -442,6 +444,92 @@ LogicalResult kgraph::verifyStencilConfig(
   return success();
 }
 
+/// Rows of input a thread's `rows` outputs read through a window of `k` rows
+/// at stride `stride`.
+static int64_t windowRows(int64_t rows, int64_t k, int64_t stride) {
+  return (rows - 1) * stride + k;
+}
+
+StencilFilterSlice kgraph::getStencilFilterSlice(Conv2dOp conv, int64_t f,
+                                                 int64_t c,
+                                                 int64_t rowsPerThread) {
+  StencilFilterSlice s;
+  std::tie(s.kh, s.kw) = getConvKernel(conv);
+  s.opsPerOutput = double(s.kh * s.kw);
+  auto cst = conv.getFilter().getDefiningOp<arith::ConstantOp>();
+  auto dense = cst ? llvm::dyn_cast<DenseElementsAttr>(cst.getValue())
+                   : DenseElementsAttr();
+  if (!dense || !llvm::isa<FloatType>(dense.getElementType()))
+    return s;
+  s.constant = true;
+  ArrayRef<int64_t> shape = conv.getFilter().getType().getShape();
+  bool nhwc = conv.getLayout() == Layout::nhwc;
+  int64_t nonzero = 0;
+  for (int64_t ky = 0; ky < s.kh; ++ky)
+    for (int64_t kx = 0; kx < s.kw; ++kx) {
+      std::array<int64_t, 4> idx = nhwc ? std::array<int64_t, 4>{f, ky, kx, c}
+                                        : std::array<int64_t, 4>{f, c, ky, kx};
+      int64_t flat = 0;
+      for (int64_t d = 0; d < 4; ++d)
+        flat = flat * shape[d] + idx[d];
+      APFloat value = dense.isSplat() ? dense.getSplatValue<APFloat>()
+                                      : dense.getValues<APFloat>()[flat];
+      bool lost;
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      s.weights.push_back(value.convertToFloat());
+      nonzero += s.weights.back() != 0.0f;
+    }
+  s.opsPerOutput = double(nonzero);
+  if (nonzero == 0 || s.kh == 1 || s.kw == 1)
+    return s;
+  // Rank one: u = a column through a nonzero pivot, v = its row over the
+  // pivot; every product must give the weight back exactly.
+  int64_t pivot = llvm::find_if(s.weights, [](float w) { return w != 0.0f; }) -
+                  s.weights.begin();
+  int64_t py = pivot / s.kw, px = pivot % s.kw;
+  float p = s.weights[pivot];
+  SmallVector<float> u, v;
+  for (int64_t ky = 0; ky < s.kh; ++ky)
+    u.push_back(s.weights[ky * s.kw + px]);
+  for (int64_t kx = 0; kx < s.kw; ++kx) {
+    double q = double(s.weights[py * s.kw + kx]) / double(p);
+    if (!std::isfinite(q) || double(float(q)) != q)
+      return s;
+    v.push_back(float(q));
+  }
+  for (int64_t ky = 0; ky < s.kh; ++ky)
+    for (int64_t kx = 0; kx < s.kw; ++kx)
+      if (u[ky] * v[kx] != s.weights[ky * s.kw + kx] ||
+          !std::isfinite(u[ky] * v[kx]))
+        return s;
+  auto count = [](ArrayRef<float> xs) {
+    return double(llvm::count_if(xs, [](float x) { return x != 0.0f; }));
+  };
+  // The row pass runs once per input row the thread's rows read.
+  int64_t rows = std::max<int64_t>(1, rowsPerThread);
+  double separate = count(v) * double(windowRows(rows, s.kh, 1)) / rows + count(u);
+  if (separate < s.opsPerOutput) {
+    s.separable = true;
+    s.u = std::move(u);
+    s.v = std::move(v);
+    s.opsPerOutput = separate;
+  }
+  return s;
+}
+
+std::pair<double, bool> kgraph::getStencilPoolCost(Pool2dOp pool,
+                                                   int64_t rowsPerThread) {
+  int64_t kh = pool.getKernel()[0], kw = pool.getKernel()[1];
+  int64_t sy = pool.getStrides()[0];
+  int64_t rows = std::max<int64_t>(1, rowsPerThread);
+  double direct = double(kh * kw - 1);
+  double separate =
+      double(windowRows(rows, kh, sy) * (kw - 1)) / rows + double(kh - 1);
+  if (kh > 1 && kw > 1 && separate < direct)
+    return {separate, true};
+  return {direct, false};
+}
+
 namespace {
 /// The model's numbers for one configuration.
 struct StencilEstimate {
@@ -468,12 +556,20 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
     const StencilValue &r = it->second;
     double region = double(r.rows) * r.cols;
     double taps = r.channels;
+    int64_t rpt = config.getRowsPerThread();
     if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
-      auto [kh, kw] = getConvKernel(conv);
-      taps = double(r.channels) * getChannels(conv.getInput(), plan.layout) *
-             kh * kw;
+      // The emitter's operations per output (zero taps skipped, rank-one
+      // filters applied separably), over the block's filters and channels.
+      int64_t numF = conv.getFilter().getType().getShape()[0];
+      int64_t numC = getChannels(conv.getInput(), plan.layout) /
+                     std::max<int64_t>(1, conv.getGroups());
+      taps = 0;
+      for (int64_t f = 0; f < numF; ++f)
+        for (int64_t c = 0; c < numC; ++c)
+          taps += getStencilFilterSlice(conv, f, c, rpt).opsPerOutput;
+      taps = std::max(taps, 1.0) * double(r.channels) / double(numF);
     } else if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
-      taps = double(r.channels) * pool.getKernel()[0] * pool.getKernel()[1];
+      taps = double(r.channels) * (getStencilPoolCost(pool, rpt).first + 1);
     }
     work += region * taps;
     if (r.materialized) {

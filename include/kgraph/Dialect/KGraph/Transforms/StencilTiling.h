@@ -71,6 +71,32 @@ struct StencilPlan {
   static constexpr int64_t kMaxGridX = 2147483647;
 };
 
+/// How a stencil kernel applies one KH x KW slice (filter f, input channel
+/// c) of a conv2d: tap by tap, or, when the slice is a constant of rank one
+/// (weights[ky][kx] == u[ky] * v[kx] exactly in f32: Gaussian, box and
+/// Sobel filters) and that takes fewer operations over a thread's rows, as a
+/// row pass (v over each input row) and a column pass (u over the row sums).
+/// Zero weights are skipped either way. The emitter and the tiling model
+/// share it.
+struct StencilFilterSlice {
+  int64_t kh = 0, kw = 0;
+  bool constant = false;           ///< weights known at compile time
+  llvm::SmallVector<float> weights; ///< kh * kw, row-major (constant only)
+  llvm::SmallVector<float> u, v;    ///< the factors when `separable`
+  bool separable = false;
+  /// Multiply-adds per output point: nonzero taps (all of them for a filter
+  /// read at run time), or the separable passes' share.
+  double opsPerOutput = 0;
+};
+/// Slice (f, c) of `conv`'s filter for threads computing `rowsPerThread`
+/// output rows each.
+StencilFilterSlice getStencilFilterSlice(Conv2dOp conv, int64_t f, int64_t c,
+                                         int64_t rowsPerThread);
+/// Operations per output point of a KH x KW pool window at row stride
+/// `strideY` for `rowsPerThread` rows per thread, and whether the window is
+/// applied separably (row maxima or sums first).
+std::pair<double, bool> getStencilPoolCost(Pool2dOp pool, int64_t rowsPerThread);
+
 /// True if `group` should be compiled by the stencil emitter: it contains a
 /// kgraph.pool2d or a stencil conv2d (isStencilOp), and is not a lone non-stencil conv2d.
 bool isStencilGroup(FusedOp group);
