@@ -58,3 +58,30 @@ func.func @in_place_concat(%x: tensor<1x8x5x7xf16>, %y: tensor<1x5x5x7xf16>) -> 
   %r = kgraph.sigmoid %c : tensor<1x13x5x7xf16>
   return %r : tensor<1x13x5x7xf16>
 }
+
+// -----
+
+// A chain of concats (zeros around a tensor along three axes, as
+// kgraph-space-to-depth-convs pads a filter) with no elementwise consumer:
+// one copy kernel, the last concat reading the others through their
+// segments; a lone concat stays alone.
+// CHECK-LABEL: func @concat_chain
+// CHECK: %[[G:.*]] = kgraph.fused elementwise (%arg0)
+// CHECK: kgraph.concat %{{.*}}, %{{.*}} axis = 3
+// CHECK: kgraph.concat %{{.*}}, %{{.*}}, %{{.*}} axis = 1
+// CHECK: kgraph.concat %{{.*}}, %{{.*}} axis = 2
+// CHECK-NEXT: kgraph.yield
+// CHECK: %[[L:.*]] = kgraph.concat %arg1, %{{.*}} axis = 0
+// CHECK-NOT: kgraph.fused
+// CHECK: return %[[G]], %[[L]]
+func.func @concat_chain(%w: tensor<8x7x7x3xf16>, %v: tensor<2x3xf32>) -> (tensor<8x9x8x4xf16>, tensor<3x3xf32>) {
+  %z3 = arith.constant dense<0.0> : tensor<8x7x7x1xf16>
+  %c3 = kgraph.concat %w, %z3 axis = 3 : tensor<8x7x7x3xf16>, tensor<8x7x7x1xf16>
+  %z1a = arith.constant dense<0.0> : tensor<8x1x7x4xf16>
+  %c1 = kgraph.concat %z1a, %c3, %z1a axis = 1 : tensor<8x1x7x4xf16>, tensor<8x7x7x4xf16>, tensor<8x1x7x4xf16>
+  %z2 = arith.constant dense<0.0> : tensor<8x9x1x4xf16>
+  %c2 = kgraph.concat %z2, %c1 axis = 2 : tensor<8x9x1x4xf16>, tensor<8x9x7x4xf16>
+  %zl = arith.constant dense<0.0> : tensor<1x3xf32>
+  %l = kgraph.concat %v, %zl axis = 0 : tensor<2x3xf32>, tensor<1x3xf32>
+  return %c2, %l : tensor<8x9x8x4xf16>, tensor<3x3xf32>
+}

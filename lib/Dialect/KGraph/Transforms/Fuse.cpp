@@ -332,6 +332,7 @@ void Fuser::run() {
   formWindowGroups();
   formReductionGroups();
   formElementwiseGroups();
+  formConcatChainGroups();
   eraseDeadCloneSources();
   if (options.report) {
     for (Operation &op : func.getBody().front()) {

@@ -628,6 +628,37 @@ void Fuser::formElementwiseGroups() {
   }
 }
 
+void Fuser::formConcatChainGroups() {
+  auto chainedConcat = [&](Operation *op) {
+    return op && isFree(op) && llvm::isa<ConcatOp>(op) &&
+           !getConcatInputByteOffsets(op);
+  };
+  // The chains' last concats first: each takes in its whole chain.
+  SmallVector<Operation *> concats;
+  for (Operation &op : *body)
+    if (chainedConcat(&op))
+      concats.push_back(&op);
+  for (Operation *op : llvm::reverse(concats)) {
+    // Padding a tensor along several axes (kgraph-space-to-depth-convs'
+    // filters) is such a chain: one kernel instead of one per axis.
+    if (!chainedConcat(op) ||
+        llvm::none_of(op->getOperands(), [&](Value v) {
+          return chainedConcat(v.getDefiningOp());
+        }))
+      continue;
+    OpSet set;
+    set.insert(op);
+    SmallVector<Operation *> clones;
+    absorbAccessMapProducers(op, set, clones);
+    if (set.size() == 1)
+      continue;
+    SmallVector<Operation *> ordered(set.begin(), set.end());
+    llvm::sort(ordered,
+               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    addGroup(GroupKind::elementwise, std::move(ordered));
+  }
+}
+
 /// Takes into `set` the slice that operand `index` of `consumer` (the
 /// matmul or the first op of its prologue) is, when the GEMM kernel reads
 /// it in place (isGemmOperandSlice); a slice with other users is cloned

@@ -93,6 +93,9 @@ private:
   void formReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
+  /// A concat (not written in place) fed by another such concat: one copy
+  /// kernel for the chain, each concat read through its inputs' segments.
+  void formConcatChainGroups();
   /// growConsumers with the epilogue rule: free elementwise ops of exactly
   /// `shape` whose other operands broadcast to it (isEpilogueCandidate).
   void growEpilogue(Operation *anchor, ArrayRef<int64_t> shape, OpSet &set);
