@@ -76,18 +76,8 @@ static void buildGPUToNVVM(OpPassManager &pm, const SMTarget &target) {
   gpuPm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
-                                           const CompileOptions &options,
-                                           std::string *error) {
-  const StringRef *stop = llvm::find(kStages, options.stopAfter.getValue());
-  if (stop == std::end(kStages)) {
-    if (error)
-      *error = "unknown stage '" + options.stopAfter.getValue() +
-               "'; stages: tiled, gpu, nvvm, binary";
-    return failure();
-  }
-  unsigned last = stop - std::begin(kStages);
-  // tiled
+void kgraph::buildKernelFormationPasses(OpPassManager &pm,
+                                        const CompileOptions &options) {
   if (options.padConvChannels != 0) {
     KGraphPadConvChannelsOptions pad;
     pad.bytes = options.padConvChannels;
@@ -101,6 +91,21 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createKGraphFuse(fuse));
   }
   pm.addNestedPass<func::FuncOp>(createKGraphFormKernels());
+}
+
+LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
+                                           const CompileOptions &options,
+                                           std::string *error) {
+  const StringRef *stop = llvm::find(kStages, options.stopAfter.getValue());
+  if (stop == std::end(kStages)) {
+    if (error)
+      *error = "unknown stage '" + options.stopAfter.getValue() +
+               "'; stages: tiled, gpu, nvvm, binary";
+    return failure();
+  }
+  unsigned last = stop - std::begin(kStages);
+  // tiled
+  buildKernelFormationPasses(pm, options);
   KGraphTileOptions tile;
   tile.target = options.target;
   tile.tuningDb = options.tuningDb;

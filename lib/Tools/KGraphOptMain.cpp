@@ -195,19 +195,13 @@ static int printConfigCandidates(StringRef inputFilename,
   PassManager pm(&context);
   if (failed(applyMlirOptCLOptions(pm)))
     return EXIT_FAILURE;
-  if (padConvChannels != 0) {
-    kgraph::KGraphPadConvChannelsOptions pad;
-    pad.bytes = padConvChannels;
-    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphPadConvChannels(pad));
-  }
-  if (spaceToDepthConvs)
-    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphSpaceToDepthConvs());
-  if (fuseOps) {
-    kgraph::KGraphFuseOptions fuse;
-    fuse.report = fuseReport;
-    pm.addNestedPass<func::FuncOp>(kgraph::createKGraphFuse(fuse));
-  }
-  pm.addNestedPass<func::FuncOp>(kgraph::createKGraphFormKernels());
+  // The groups kgraph-compile would tile, from the same passes.
+  kgraph::CompileOptions options;
+  options.fuse = fuseOps;
+  options.fuseReport = fuseReport;
+  options.padConvChannels = padConvChannels;
+  options.spaceToDepthConvs = spaceToDepthConvs;
+  kgraph::buildKernelFormationPasses(pm, options);
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
   FailureOr<llvm::json::Array> groups = kgraph::listModuleConfigCandidates(

@@ -78,6 +78,12 @@ std::string findCUDAToolkit(llvm::StringRef preferred = "",
 ///   binary: kgraph-serialize-kernels                    (PTX in gpu.binary)
 llvm::ArrayRef<llvm::StringRef> getCompileStages();
 
+/// Adds the tiled stage's passes before kgraph-tile (the operand rewrites
+/// the options ask for, kgraph-fuse if asked, kgraph-form-kernels): the
+/// kernel groups of `options`, untiled (`kgraph-opt --list-configs`).
+void buildKernelFormationPasses(mlir::OpPassManager &pm,
+                                const CompileOptions &options);
+
 /// Adds the `kgraph-compile` passes to `pm`. Fails (with a message in
 /// `error`) for an unknown stage.
 mlir::LogicalResult buildCompilePipeline(mlir::OpPassManager &pm,

@@ -151,6 +151,8 @@ private:
   /// Channel `ch` of materialized `v` at row stripY * scaleY + dy and column
   /// stripX * scaleX + dx (v's grid, relative to the tile origin).
   Value sharedLoad(Value v, int64_t ch, int64_t dy, int64_t dx);
+  /// Tap (f, ch, ky, kx) of a filter read at run time (a group input;
+  /// constant filters come from getStencilFilterSlice).
   Value weight(Conv2dOp conv, int64_t f, int64_t ch, int64_t ky, int64_t kx);
 
   OpBuilder &b;
@@ -381,17 +383,6 @@ Value StencilEmitter::weight(Conv2dOp conv, int64_t f, int64_t ch, int64_t ky,
   SmallVector<int64_t> idx = conv.getLayout() == Layout::nhwc
                                  ? SmallVector<int64_t>{f, ky, kx, ch}
                                  : SmallVector<int64_t>{f, ch, ky, kx};
-  if (auto cst = filter.getDefiningOp<arith::ConstantOp>()) {
-    auto dense = llvm::cast<DenseElementsAttr>(cst.getValue());
-    int64_t flat = 0;
-    for (int64_t d = 0; d < 4; ++d)
-      flat = flat * type.getShape()[d] + idx[d];
-    APFloat value = dense.isSplat() ? dense.getSplatValue<APFloat>()
-                                    : dense.getValues<APFloat>()[flat];
-    bool lost;
-    value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
-    return f32(value.convertToFloat());
-  }
   SmallVector<Value> indices;
   for (int64_t i : idx)
     indices.push_back(c(i));
@@ -439,7 +430,9 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
           for (int64_t kx = 0; kx < kw; ++kx) {
             if (slice.constant && slice.weights[ky * kw + kx] == 0.0f)
               continue;
-            accumulate(acc[r * numF + f], weight(conv, f, ch, ky, kx),
+            Value w = slice.constant ? f32(slice.weights[ky * kw + kx])
+                                     : weight(conv, f, ch, ky, kx);
+            accumulate(acc[r * numF + f], w,
                        sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]));
           }
     }

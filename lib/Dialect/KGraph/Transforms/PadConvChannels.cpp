@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ZeroPadding.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Target/ElementTypes.h"
@@ -22,22 +23,28 @@ namespace kgraph {
 using namespace mlir;
 using namespace kgraph;
 
-namespace {
-
-/// `value` with `extra` zero channels appended along its last dim.
-Value padLastDim(OpBuilder &b, Location loc, Value value, int64_t extra) {
+Value kgraph::padWithZeros(OpBuilder &b, Location loc, Value value,
+                           int64_t axis, int64_t before, int64_t after) {
+  if (before == 0 && after == 0)
+    return value;
   auto type = llvm::cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> zeroShape(type.getShape());
-  zeroShape.back() = extra;
-  auto zeroType = RankedTensorType::get(zeroShape, type.getElementType());
-  Type et = type.getElementType();
-  TypedAttr zero = llvm::isa<FloatType>(et) ? TypedAttr(b.getFloatAttr(et, 0.0))
-                                            : TypedAttr(b.getIntegerAttr(et, 0));
-  Value zeros = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(zeroType, zero));
-  return ConcatOp::create(b, loc, ValueRange{value, zeros},
-                          b.getI64IntegerAttr(type.getRank() - 1));
+  auto zeros = [&](int64_t n) -> Value {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = n;
+    auto zeroType = RankedTensorType::get(shape, type.getElementType());
+    return arith::ConstantOp::create(
+        b, loc, llvm::cast<TypedAttr>(b.getZeroAttr(zeroType)));
+  };
+  SmallVector<Value> parts;
+  if (before > 0)
+    parts.push_back(zeros(before));
+  parts.push_back(value);
+  if (after > 0)
+    parts.push_back(zeros(after));
+  return ConcatOp::create(b, loc, parts, b.getI64IntegerAttr(axis));
 }
+
+namespace {
 
 struct PadConvChannelsPass
     : public kgraph::impl::KGraphPadConvChannelsBase<PadConvChannelsPass> {
@@ -73,8 +80,8 @@ struct PadConvChannelsPass
         continue;
       OpBuilder b(conv);
       Location loc = conv.getLoc();
-      Value input = padLastDim(b, loc, conv.getInput(), padded - channels);
-      Value filter = padLastDim(b, loc, conv.getFilter(), padded - channels);
+      Value input = padWithZeros(b, loc, conv.getInput(), 3, 0, padded - channels);
+      Value filter = padWithZeros(b, loc, conv.getFilter(), 3, 0, padded - channels);
       conv.getInputMutable().assign(input);
       conv.getFilterMutable().assign(filter);
     }

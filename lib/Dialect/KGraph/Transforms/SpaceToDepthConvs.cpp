@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ZeroPadding.h"
 #include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Target/ElementTypes.h"
@@ -44,31 +45,6 @@ constexpr int64_t kMaxWorkGrowth = 4;
 RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
   auto type = llvm::cast<RankedTensorType>(v.getType());
   return RankedTensorType::get(shape, type.getElementType());
-}
-
-/// `value` with `before` and `after` zero slices added along `axis`.
-Value padAxis(OpBuilder &b, Location loc, Value value, int64_t axis,
-              int64_t before, int64_t after) {
-  if (before == 0 && after == 0)
-    return value;
-  auto type = llvm::cast<RankedTensorType>(value.getType());
-  Type et = type.getElementType();
-  TypedAttr zero = llvm::isa<FloatType>(et) ? TypedAttr(b.getFloatAttr(et, 0.0))
-                                            : TypedAttr(b.getIntegerAttr(et, 0));
-  auto zeros = [&](int64_t n) -> Value {
-    SmallVector<int64_t> shape(type.getShape());
-    shape[axis] = n;
-    auto zeroType = RankedTensorType::get(shape, et);
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(zeroType, zero));
-  };
-  SmallVector<Value> parts;
-  if (before > 0)
-    parts.push_back(zeros(before));
-  parts.push_back(value);
-  if (after > 0)
-    parts.push_back(zeros(after));
-  return ConcatOp::create(b, loc, parts, b.getI64IntegerAttr(axis));
 }
 
 /// `value` [D0, S1, S2, C] with S1 = s1 * B1 and S2 = s2 * B2, as
@@ -187,21 +163,21 @@ struct SpaceToDepthConvsPass
            b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(
                                        {in[0], rows.keep, cols.keep, in[3]})),
            b.getNamedAttr("strides", b.getDenseI64ArrayAttr({1, 1, 1, 1}))});
-    x = padAxis(b, loc, x, 3, 0, firstPad);
-    x = padAxis(b, loc, x, 1, 0, rows.tail);
-    x = padAxis(b, loc, x, 2, 0, cols.tail);
+    x = padWithZeros(b, loc, x, 3, 0, firstPad);
+    x = padWithZeros(b, loc, x, 1, 0, rows.tail);
+    x = padWithZeros(b, loc, x, 2, 0, cols.tail);
     x = spaceToDepth(b, loc, x, sh, sw);
-    x = padAxis(b, loc, x, 3, 0, newChannels - block * (channels + firstPad));
+    x = padWithZeros(b, loc, x, 3, 0, newChannels - block * (channels + firstPad));
     // The filter: the shift's zero taps first, zeros after KH, KW to whole
     // blocks, rearranged like the input.
     Value w = conv.getFilter();
-    w = padAxis(b, loc, w, 3, 0, firstPad);
-    w = padAxis(b, loc, w, 1, rows.shift,
+    w = padWithZeros(b, loc, w, 3, 0, firstPad);
+    w = padWithZeros(b, loc, w, 1, rows.shift,
                 rows.taps * sh - filter[1] - rows.shift);
-    w = padAxis(b, loc, w, 2, cols.shift,
+    w = padWithZeros(b, loc, w, 2, cols.shift,
                 cols.taps * sw - filter[2] - cols.shift);
     w = spaceToDepth(b, loc, w, sh, sw);
-    w = padAxis(b, loc, w, 3, 0, newChannels - block * (channels + firstPad));
+    w = padWithZeros(b, loc, w, 3, 0, newChannels - block * (channels + firstPad));
 
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr("layout", LayoutAttr::get(b.getContext(), Layout::nhwc)),

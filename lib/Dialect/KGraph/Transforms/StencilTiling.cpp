@@ -559,15 +559,15 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
     int64_t rpt = config.getRowsPerThread();
     if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
       // The emitter's operations per output (zero taps skipped, rank-one
-      // filters applied separably), over the block's filters and channels.
+      // filters applied separably), over the conv's filters (all of them
+      // in the block) and input channels.
       int64_t numF = conv.getFilter().getType().getShape()[0];
-      int64_t numC = getChannels(conv.getInput(), plan.layout) /
-                     std::max<int64_t>(1, conv.getGroups());
+      int64_t numC = getChannels(conv.getInput(), plan.layout);
       taps = 0;
       for (int64_t f = 0; f < numF; ++f)
         for (int64_t c = 0; c < numC; ++c)
           taps += getStencilFilterSlice(conv, f, c, rpt).opsPerOutput;
-      taps = std::max(taps, 1.0) * double(r.channels) / double(numF);
+      taps = std::max(taps, 1.0);
     } else if (auto pool = llvm::dyn_cast<Pool2dOp>(op)) {
       taps = double(r.channels) * (getStencilPoolCost(pool, rpt).first + 1);
     }
