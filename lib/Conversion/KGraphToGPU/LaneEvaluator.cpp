@@ -56,9 +56,54 @@ Value LaneEvaluator::mapIndex(Value flat, const AccessMap &map) {
   return index ? index : indexConst(0);
 }
 
+SmallVector<Value> LaneEvaluator::splitCoords(ArrayRef<CoordGroup> coords,
+                                              ArrayRef<int64_t> shape) {
+  SmallVector<Value> perDim(shape.size());
+  for (const CoordGroup &g : coords) {
+    int64_t inner = 1;
+    for (int64_t d = g.first + g.count - 1; d >= g.first; --d) {
+      Value coord = g.linear;
+      if (inner != 1)
+        coord = arith::DivUIOp::create(b, loc, coord, indexConst(inner));
+      if (d != g.first)
+        coord = arith::RemUIOp::create(b, loc, coord, indexConst(shape[d]));
+      perDim[d] = coord;
+      inner *= shape[d];
+    }
+  }
+  return perDim;
+}
+
+Value LaneEvaluator::mapFirstIndex(const Access &access, const AccessMap &map) {
+  if (access.coords.empty())
+    return mapIndex(access.indices[0], map);
+  Value index = map.emitLinearIndex(b, loc, access.coords, Value(),
+                                    TermOrder::OuterFirst);
+  return index ? index : indexConst(0);
+}
+
+SmallVector<CoordGroup> LaneEvaluator::mapCoords(const Access &access,
+                                                 const AccessMap &map,
+                                                 Value operand) {
+  if (access.coords.empty() || llvm::isa<BlockArgument>(operand) ||
+      operand.getDefiningOp<arith::ConstantOp>())
+    return {};
+  if (map.preservesFlatIndex() && map.getOperandShape() == map.getOutShape())
+    return access.coords;
+  SmallVector<Value> perDim = splitCoords(access.coords, map.getOutShape());
+  SmallVector<CoordGroup> mapped;
+  for (auto [d, index] : llvm::enumerate(map.emitIndices(b, loc, perDim)))
+    mapped.push_back({int64_t(d), 1, index});
+  return mapped;
+}
+
 Access LaneEvaluator::mapEachIndex(const Access &access,
                                    const AccessMap &map) {
   Access mapped{access.kind, {}};
+  if (!access.coords.empty() && access.kind != AccessKind::Gather) {
+    mapped.indices.push_back(mapFirstIndex(access, map));
+    return mapped;
+  }
   for (Value idx : access.indices)
     mapped.indices.push_back(mapIndex(idx, map));
   return mapped;
@@ -75,41 +120,31 @@ Access LaneEvaluator::gatherLanes(const Access &access, const AccessMap &map) {
   return gathered;
 }
 
-Access LaneEvaluator::mapAccess(const Access &access, ArrayRef<int64_t> from,
-                                ArrayRef<int64_t> to) {
-  AccessMap map = AccessMap::broadcast(to, from);
-  // Broadcasting that keeps the number of elements keeps the flat order.
-  if (map.preservesFlatIndex())
-    return access;
-  if (map.isUniform())
-    return {AccessKind::Uniform, {indexConst(0)}};
-  if (access.kind != AccessKind::Contiguous)
-    return mapEachIndex(access, map);
-  // Contiguous W lanes from a multiple of W: still contiguous if the operand
-  // runs along a trailing extent divisible by W, uniform if it is constant
-  // along one, gathered otherwise.
-  if (map.getContiguousExtent() % width == 0)
-    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
-  if (map.getUniformExtent() % width == 0)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
-  return gatherLanes(access, map);
+Access LaneEvaluator::mapAccess(const Access &access, Value operand,
+                                ArrayRef<int64_t> resultShape) {
+  return mapAccessThrough(
+      access, AccessMap::broadcast(getShape(operand), resultShape), operand);
 }
 
 Access LaneEvaluator::mapAccessThrough(const Access &access,
-                                       const AccessMap &map) {
+                                       const AccessMap &map, Value operand) {
   // A copy in the same element order (a transpose of size-1 dims, a
-  // broadcast that adds only size-1 dims): the same access.
+  // broadcast that keeps the number of elements): the same access.
   if (map.preservesFlatIndex())
-    return access;
-  if (map.isUniform() && map.getOffset() == 0)
-    return {AccessKind::Uniform, {indexConst(0)}};
+    return {access.kind, access.indices, mapCoords(access, map, operand)};
   if (map.isUniform())
     return {AccessKind::Uniform, {indexConst(map.getOffset())}};
-  if (access.kind != AccessKind::Contiguous)
-    return mapEachIndex(access, map);
+  if (access.kind != AccessKind::Contiguous) {
+    Access mapped = mapEachIndex(access, map);
+    if (access.kind == AccessKind::Uniform)
+      mapped.coords = mapCoords(access, map, operand);
+    return mapped;
+  }
   // Contiguous W lanes from a multiple of W stay one aligned vector if the
-  // input runs along a trailing extent divisible by W from an index that is
-  // a multiple of W for every value of the outer coordinates.
+  // operand runs along a trailing extent divisible by W from an index that
+  // is a multiple of W for every value of the outer coordinates; they are
+  // uniform if the operand is constant along such an extent, gathered
+  // otherwise.
   int64_t extent = map.getContiguousExtent();
   bool aligned = extent % width == 0 && map.getOffset() % width == 0;
   for (int64_t d = map.getOutRank() - 1, inner = 1; aligned && d >= 0;
@@ -117,9 +152,13 @@ Access LaneEvaluator::mapAccessThrough(const Access &access,
     if (inner >= extent && !map.isBroadcastAlong(d))
       aligned = map.getCoefficient(d) % width == 0;
   if (aligned)
-    return {AccessKind::Contiguous, {mapIndex(access.indices[0], map)}};
+    return {AccessKind::Contiguous,
+            {mapFirstIndex(access, map)},
+            mapCoords(access, map, operand)};
   if (map.getUniformExtent() % width == 0)
-    return {AccessKind::Uniform, {mapIndex(access.indices[0], map)}};
+    return {AccessKind::Uniform,
+            {mapFirstIndex(access, map)},
+            mapCoords(access, map, operand)};
   return gatherLanes(access, map);
 }
 
@@ -209,12 +248,19 @@ LaneEvaluator::evaluateConcat(Operation *concat, const Access &access) {
                     (s.size * inner) % width == 0;
   }
   if (oneSegment) {
-    Value first = access.indices[0];
     bool uniform = access.kind == AccessKind::Uniform;
+    // The axis coordinate: from the access's coordinates where known.
+    Value coord;
+    if (!access.coords.empty())
+      coord = splitCoords(access.coords, shape)[axis];
+    if (!coord)
+      coord = axisCoord(access.indices[0]);
     FailureOr<SmallVector<Value>> lanes = select(
-        axisCoord(first), 0, segments.size(), uniform ? 1 : width,
+        coord, 0, segments.size(), uniform ? 1 : width,
         [&](unsigned i) -> FailureOr<SmallVector<Value>> {
-          Access in{access.kind, {mapIndex(first, maps[i])}};
+          Access in{access.kind,
+                    {mapFirstIndex(access, maps[i])},
+                    mapCoords(access, maps[i], segments[i].input)};
           FailureOr<SmallVector<Value>> l =
               segments.size() == 1 ? evaluate(segments[i].input, in)
                                    : evaluateInRegion(segments[i].input, in);
@@ -273,8 +319,8 @@ LaneEvaluator::evaluateInlineReduce(ReduceOp reduce, const Access &access) {
     }
     AccessMap map = AccessMap::reduceInput(inShape, reduce.getAxes(),
                                            reduce.getKeepDims(), coords);
-    FailureOr<SmallVector<Value>> lanes =
-        evaluate(reduce.getInput(), mapAccessThrough(access, map));
+    FailureOr<SmallVector<Value>> lanes = evaluate(
+        reduce.getInput(), mapAccessThrough(access, map, reduce.getInput()));
     if (failed(lanes))
       return failure();
     if (k == 0) {
@@ -372,8 +418,8 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     FailureOr<AccessMap> map = AccessMap::forDataMovementOp(op);
     if (failed(map))
       return op->emitOpError("has no static access map");
-    FailureOr<SmallVector<Value>> l =
-        evaluate(op->getOperand(0), mapAccessThrough(a, *map));
+    FailureOr<SmallVector<Value>> l = evaluate(
+        op->getOperand(0), mapAccessThrough(a, *map, op->getOperand(0)));
     if (failed(l))
       return failure();
     lanes = std::move(*l);
@@ -381,7 +427,7 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     SmallVector<SmallVector<Value>> operandLanes;
     for (Value operand : op->getOperands()) {
       FailureOr<SmallVector<Value>> l =
-          evaluate(operand, mapAccess(a, getShape(v), getShape(operand)));
+          evaluate(operand, mapAccess(a, operand, getShape(v)));
       if (failed(l))
         return failure();
       operandLanes.push_back(*l);

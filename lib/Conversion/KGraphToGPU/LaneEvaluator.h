@@ -45,6 +45,12 @@ enum class AccessKind { Contiguous, Uniform, Gather };
 struct Access {
   AccessKind kind;
   llvm::SmallVector<mlir::Value> indices; ///< one index, or W for gathers
+  /// Optional (contiguous and uniform accesses): the first lane's
+  /// coordinates in the value's shape, as groups covering every dim. Where
+  /// the caller knows them (a reduction kernel: the row's coordinates
+  /// outside its loop, the reduced ones inside), operand indices are sums of
+  /// coordinate terms instead of divisions of the flat index.
+  llvm::SmallVector<CoordGroup> coords = {};
 };
 
 /// A dense row-major memref viewed as 1-D (free: a reinterpret_cast).
@@ -98,13 +104,30 @@ private:
   /// what it memoizes there does not dominate the code after the region.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateInRegion(mlir::Value v, const Access &access);
-  Access mapAccess(const Access &access, llvm::ArrayRef<int64_t> from,
-                   llvm::ArrayRef<int64_t> to);
-  /// The access of the input of a transpose, broadcast_to or slice whose
-  /// result is read under `access` (`map`: result to input).
-  Access mapAccessThrough(const Access &access, const AccessMap &map);
+  /// The access of elementwise operand `operand` (numpy-broadcast) of a
+  /// result of shape `resultShape` read under `access`.
+  Access mapAccess(const Access &access, mlir::Value operand,
+                   llvm::ArrayRef<int64_t> resultShape);
+  /// The access of `operand`, read through `map` (result to operand) from a
+  /// result read under `access`: the same access where the map keeps the
+  /// flat order; contiguous where the W lanes stay one aligned vector of the
+  /// operand, uniform where they read one element, gathered otherwise.
+  Access mapAccessThrough(const Access &access, const AccessMap &map,
+                          mlir::Value operand);
   /// The operand index `map` gives the result element at flat index `flat`.
   mlir::Value mapIndex(mlir::Value flat, const AccessMap &map);
+  /// One coordinate per dim of `shape` from `coords` (groups of several dims
+  /// divided by their extents).
+  llvm::SmallVector<mlir::Value> splitCoords(llvm::ArrayRef<CoordGroup> coords,
+                                             llvm::ArrayRef<int64_t> shape);
+  /// The operand index `map` gives `access`'s first lane: from its
+  /// coordinates where known, else from its flat index.
+  mlir::Value mapFirstIndex(const Access &access, const AccessMap &map);
+  /// The coordinates of `operand` (read through `map`) at `access`'s first
+  /// lane; none where `access` has none or `operand` is loaded or constant
+  /// (only its flat index is needed).
+  llvm::SmallVector<CoordGroup>
+  mapCoords(const Access &access, const AccessMap &map, mlir::Value operand);
   /// `access` (uniform or gathered) mapped index by index through `map`.
   Access mapEachIndex(const Access &access, const AccessMap &map);
   /// The W lanes of a contiguous `access` gathered one by one through `map`.

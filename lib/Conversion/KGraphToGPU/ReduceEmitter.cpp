@@ -189,14 +189,22 @@ private:
   Value combine(OpBuilder &b, Value x, Value y) {
     return emitReduceCombine(b, loc, reduce.getKind(), x, y);
   }
-  /// The W lanes of the reduce input at input offset `offset`.
-  FailureOr<SmallVector<Value>> loadInput(OpBuilder &b, Value offset,
+  ArrayRef<int64_t> inputShape() {
+    return llvm::cast<ShapedType>(reduce.getInput().getType()).getShape();
+  }
+  /// The W lanes of the reduce input under `access`.
+  FailureOr<SmallVector<Value>> loadInput(OpBuilder &b, const Access &access,
                                           int64_t width);
+  /// The reduce input's coordinate groups of output (row) `row`: one group
+  /// per run of consecutive kept dims, emitted once per row.
+  SmallVector<CoordGroup> keptCoords(OpBuilder &b, Value row);
   /// Accumulates rows from reduced index `lb` to `ub` by `step` into `width`
-  /// accumulators; `offsetOf(k)` is the input offset of reduced index k.
-  FailureOr<SmallVector<Value>>
-  accumulate(OpBuilder &b, Value lb, Value ub, Value step, int64_t width,
-             function_ref<Value(OpBuilder &, Value)> offsetOf);
+  /// accumulators: the input at offset `base` + the offset of reduced index
+  /// k, whose coordinates are `rowCoords` and those of k.
+  FailureOr<SmallVector<Value>> accumulate(OpBuilder &b, Value lb, Value ub,
+                                           Value step, int64_t width,
+                                           Value base,
+                                           ArrayRef<CoordGroup> rowCoords);
   /// Finishes the reduction on `lanes`, applies the consumers and stores the
   /// W results at output `o`.
   LogicalResult finishAndStore(OpBuilder &b, ArrayRef<Value> lanes, Value o);
@@ -218,26 +226,79 @@ private:
 } // namespace
 
 FailureOr<SmallVector<Value>>
-ReduceKernelBuilder::loadInput(OpBuilder &b, Value offset, int64_t width) {
+ReduceKernelBuilder::loadInput(OpBuilder &b, const Access &access,
+                               int64_t width) {
   LaneEvaluator eval(b, loc, width, flatArgs);
-  FailureOr<SmallVector<Value>> lanes =
-      eval.evaluate(reduce.getInput(), {AccessKind::Contiguous, {offset}});
-  if (failed(lanes))
-    return failure();
   // The reduce input in accumulator type (i8 widens to i32).
-  return *lanes;
+  return eval.evaluate(reduce.getInput(), access);
 }
 
-FailureOr<SmallVector<Value>> ReduceKernelBuilder::accumulate(
-    OpBuilder &b, Value lb, Value ub, Value step, int64_t width,
-    function_ref<Value(OpBuilder &, Value)> offsetOf) {
+/// Coordinate groups of the dims of `shape` whose membership in `axes` is
+/// `reduced`, given by `linear`, their row-major linear index: one group per
+/// run of consecutive such dims, appended to `groups`.
+static void appendCoordGroups(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> shape, ArrayRef<int64_t> axes,
+                              bool reduced, Value linear,
+                              SmallVectorImpl<CoordGroup> &groups) {
+  int64_t rank = shape.size();
+  auto member = [&](int64_t d) {
+    return llvm::is_contained(axes, d) == reduced;
+  };
+  // Runs [first, first + count) from the innermost, with the extent of the
+  // member dims inside each.
+  SmallVector<std::tuple<int64_t, int64_t, int64_t>> runs;
+  int64_t inner = 1;
+  for (int64_t d = rank - 1; d >= 0;) {
+    if (!member(d)) {
+      --d;
+      continue;
+    }
+    int64_t last = d, size = 1;
+    for (; d >= 0 && member(d); --d)
+      size *= shape[d];
+    runs.push_back({d + 1, last - d, inner});
+    inner *= size;
+  }
+  for (auto [i, run] : llvm::enumerate(llvm::reverse(runs))) {
+    auto [first, count, in] = run;
+    int64_t size = 1;
+    for (int64_t d = first; d < first + count; ++d)
+      size *= shape[d];
+    Value coord = linear;
+    if (in != 1)
+      coord = arith::DivUIOp::create(
+          b, loc, coord, arith::ConstantIndexOp::create(b, loc, in));
+    if (i != 0)
+      coord = arith::RemUIOp::create(
+          b, loc, coord, arith::ConstantIndexOp::create(b, loc, size));
+    groups.push_back({first, count, coord});
+  }
+}
+
+SmallVector<CoordGroup> ReduceKernelBuilder::keptCoords(OpBuilder &b,
+                                                        Value row) {
+  SmallVector<CoordGroup> groups;
+  appendCoordGroups(b, loc, inputShape(), reduce.getAxes(),
+                    /*reduced=*/false, row, groups);
+  return groups;
+}
+
+FailureOr<SmallVector<Value>>
+ReduceKernelBuilder::accumulate(OpBuilder &b, Value lb, Value ub, Value step,
+                                int64_t width, Value base,
+                                ArrayRef<CoordGroup> rowCoords) {
   SmallVector<Value> init(width, identity(b));
   LogicalResult status = success();
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, step, init,
       [&](OpBuilder &nb, Location, Value k, ValueRange accs) {
-        FailureOr<SmallVector<Value>> lanes =
-            loadInput(nb, offsetOf(nb, k), width);
+        Access access{AccessKind::Contiguous,
+                      {arith::AddIOp::create(nb, loc, base,
+                                             runOffset(nb, k, layout.reduced))},
+                      SmallVector<CoordGroup>(rowCoords)};
+        appendCoordGroups(nb, loc, inputShape(), reduce.getAxes(),
+                          /*reduced=*/true, k, access.coords);
+        FailureOr<SmallVector<Value>> lanes = loadInput(nb, access, width);
         SmallVector<Value> next(accs.begin(), accs.end());
         if (failed(lanes))
           status = failure();
@@ -288,11 +349,7 @@ LogicalResult ReduceKernelBuilder::emitColumns(OpBuilder &b, Value tid,
         Value lower = index(nb, 0);
         Value upper = index(nb, layout.rowSize);
         FailureOr<SmallVector<Value>> accs = accumulate(
-            nb, lower, upper, index(nb, 1), width,
-            [&](OpBuilder &lb, Value k) -> Value {
-              return arith::AddIOp::create(lb, loc, base,
-                                           runOffset(lb, k, layout.reduced));
-            });
+            nb, lower, upper, index(nb, 1), width, base, keptCoords(nb, o));
         if (failed(accs) || failed(finishAndStore(nb, *accs, o)))
           status = failure();
         scf::YieldOp::create(nb, loc);
@@ -336,12 +393,9 @@ LogicalResult ReduceKernelBuilder::emitRows(OpBuilder &b, Value tid,
         Value base = runOffset(nb, clamped, layout.kept);
         Value lb = arith::MulIOp::create(nb, loc, lane, index(nb, width));
         Value upper = index(nb, layout.rowSize);
-        FailureOr<SmallVector<Value>> accs = accumulate(
-            nb, lb, upper, index(nb, threads * width),
-            width, [&](OpBuilder &lb, Value k) -> Value {
-              return arith::AddIOp::create(lb, loc, base,
-                                           runOffset(lb, k, layout.reduced));
-            });
+        FailureOr<SmallVector<Value>> accs =
+            accumulate(nb, lb, upper, index(nb, threads * width), width, base,
+                       keptCoords(nb, clamped));
         if (failed(accs)) {
           status = failure();
           scf::YieldOp::create(nb, loc);
