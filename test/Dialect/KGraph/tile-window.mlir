@@ -26,17 +26,20 @@ func.func @resnet_pool(%x: tensor<256x112x112x64xf16>) -> tensor<256x56x56x64xf1
 
 // -----
 
-// A depthwise 3x3 on 32x56x56x128 f16: 16 channel vectors, 16 strips per
-// block. One pixel per thread is issue-bound by the model (9 loads and 72
-// selects per 8 outputs); strips of 2 pixels load 3 x 4 columns for 2
-// pixels and are memory-bound: 50176 strips in 3136 blocks of 16, over 8
-// waves of 2 blocks per SM (the model's 108 registers), so 2 steps of 1568.
+// A depthwise 3x3 on 32x56x56x128 f16. The model counts each thread's
+// input loads against the L2 (strips of R pixels load 3 x (R + 2) columns
+// for R pixels), so the longest strip, 8, wins; at 8, 16-byte vectors need
+// 204 registers (one block of 256 per SM) and 8-byte ones 120 (two), which
+// the estimates tie on, so W = 4 with 32 x 8 threads: 12544 strips in 1568
+// blocks of 8, one grid-stride step (measured on the H200: 23.6 us, the
+// fastest of 9 configurations; strip 2 with W = 8 took 31-44 us).
 // On sm_70 (the V100's 900 GB/s) every candidate is memory-bound, so one
-// pixel per thread: 6272 blocks in 5 steps of 1255.
+// pixel per thread, on the 128-thread blocks more of which are resident:
+// 100352 pixels in blocks of 16 x 8, 4 grid-stride steps of 3136 blocks.
 // CHECK-LABEL: func @depthwise
-// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 8, block_x = 16, block_y = 16, grid_size = 1568, strip = 2>
+// CHECK: kgraph.fused window {{.*}}#kgraph.window_config<vector_width = 4, block_x = 32, block_y = 8, grid_size = 1568, strip = 8>
 // SM70-LABEL: func @depthwise
-// SM70: #kgraph.window_config<vector_width = 8, block_x = 16, block_y = 16, grid_size = 1255>
+// SM70: #kgraph.window_config<vector_width = 8, block_x = 16, block_y = 8, grid_size = 3136>
 func.func @depthwise(%x: tensor<32x56x56x128xf16>, %w: tensor<128x3x3x1xf16>) -> tensor<32x56x56x128xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] groups = 128 : tensor<32x56x56x128xf16>, tensor<128x3x3x1xf16> -> tensor<32x56x56x128xf16>
   return %0 : tensor<32x56x56x128xf16>

@@ -267,6 +267,15 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
                        16.0 / double(strip) + 2.0 * width);
   double issueUs = target.cyclesToMicroseconds(
       instructions / (double(target.numSMs) * double(target.f32LanesPerSM)));
+  // L2 traffic: every input vector load (the caches' reuse of a window's
+  // overlap with its neighbours' not counted), which strips cut. Measured
+  // on the H200 (session 17, depthwise 3x3 f16): strips of 1, 2, 4 and 8
+  // took 36, 31, 25 and 24 us, in order with this bound.
+  int64_t inputBytes =
+      elementBytes(llvm::cast<ShapedType>(p->anchor->getOperand(0).getType()));
+  double l2Us = target.cyclesToMicroseconds(
+      outputVectors * loads * double(width * inputBytes) /
+      (double(target.l2BytesPerClock) * double(target.numSMs)));
   // Idle threads: channel vectors past the last in grid y, pixels past the
   // last in the grid-stride loop, the last partial wave.
   KernelLaunch launch = getWindowLaunch(config, *p);
@@ -288,7 +297,7 @@ double kgraph::estimateWindowMicroseconds(FusedOp group,
   // A thread's strips follow one another, each waiting for its loads
   // (issued together): small problems take this latency, not bandwidth.
   double latencyUs = double(steps) * waves * kPixelLatencyUs;
-  return std::max(std::max(memoryUs, issueUs) /
+  return std::max(std::max({memoryUs, l2Us, issueUs}) /
                       (channelUse * pixelUse * waveUse),
                   latencyUs);
 }
@@ -349,20 +358,42 @@ kgraph::enumerateWindowConfigs(FusedOp group, const SMTarget &target) {
       configs.push_back(c);
   };
   // The default: its strip the one of least estimate, a longer strip only
-  // where it saves at least 5% (so 1 unless longer strips pay).
+  // where it saves at least 5% (so 1 unless longer strips pay); per strip,
+  // 256 or 128 threads of 16-byte vectors (strips of 2 or more pixels also
+  // of half that width), where within
+  // 2% of each other the one with the most threads resident per SM (a
+  // long strip of wide vectors can leave one block per SM: measured 14%
+  // slower than half-width vectors for the depthwise 3x3 with strip 8).
   WindowConfigAttr best;
   double bestUs = 0;
+  auto residentThreads = [&](WindowConfigAttr c) {
+    return c.getNumThreads() * getResidentBlocks(*p, target, c.getVectorWidth(),
+                                                 c.getStrip(),
+                                                 c.getNumThreads());
+  };
   for (int64_t strip : {1, 2, 4, 8}) {
     if (strip > 1 && (p->kind != WindowOpKind::Conv ||
                       p->getTaps() > kMaxUnrolledWindowTaps || strip > p->ow))
       break;
-    WindowConfigAttr c =
-        makeConfig(group, *p, target, maxWidth, 256, 32, kDefaultWaves, strip);
-    if (!c)
-      continue;
-    double us = estimateWindowMicroseconds(group, c, target);
-    if (!best || us < 0.95 * bestUs)
-      best = c, bestUs = us;
+    WindowConfigAttr stripBest;
+    double stripUs = 0;
+    for (int64_t width : {maxWidth, maxWidth / 2}) {
+      if (width < 1 || p->f % width != 0 || (width != maxWidth && strip == 1))
+        continue;
+      for (int64_t threads : {256, 128}) {
+        WindowConfigAttr c = makeConfig(group, *p, target, width, threads, 32,
+                                        kDefaultWaves, strip);
+        if (!c)
+          continue;
+        double us = estimateWindowMicroseconds(group, c, target);
+        bool tie = stripBest && us <= 1.02 * stripUs && us >= stripUs / 1.02;
+        if (!stripBest || (!tie && us < stripUs) ||
+            (tie && residentThreads(c) > residentThreads(stripBest)))
+          stripBest = c, stripUs = us;
+      }
+    }
+    if (stripBest && (!best || stripUs < 0.95 * bestUs))
+      best = stripBest, bestUs = stripUs;
   }
   add(best);
   for (int64_t width = maxWidth; width >= 1; width /= 2) {
