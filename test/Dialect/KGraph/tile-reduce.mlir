@@ -54,12 +54,37 @@ func.func @short_rows(%x: tensor<2048x16xf16>) -> tensor<2048xf16> {
 
 // -----
 
-// A strided reduction (axis 0) with short columns: a thread per output.
+// A strided reduction (axis 0) with short columns: a thread per output
+// where its threads (an output each, 9001 odd: no vectors) fill two warps
+// per SM (108 * 64 on sm_80)...
 // CHECK-LABEL: func @columns
-// CHECK: #kgraph.reduce_config<threads_per_row = 1, rows_per_block = 256, vector_width = 1, grid_size = 4>
-func.func @columns(%x: tensor<37x1001xf16>) -> tensor<1001xf16> {
+// CHECK: #kgraph.reduce_config<threads_per_row = 1, rows_per_block = 256, vector_width = 1, grid_size = 36>
+func.func @columns(%x: tensor<37x9001xf16>) -> tensor<9001xf16> {
+  %0 = kgraph.reduce max %x axes = [0] : tensor<37x9001xf16>
+  return %0 : tensor<9001xf16>
+}
+
+// -----
+
+// ... else threads share each output's column (8 threads for 37 elements),
+// so more than 1001 threads load at once.
+// CHECK-LABEL: func @few_columns
+// CHECK: #kgraph.reduce_config<threads_per_row = 8, rows_per_block = 32, vector_width = 1, grid_size = 32>
+func.func @few_columns(%x: tensor<37x1001xf16>) -> tensor<1001xf16> {
   %0 = kgraph.reduce max %x axes = [0] : tensor<37x1001xf16>
   return %0 : tensor<1001xf16>
+}
+
+// -----
+
+// A batch-1 CNN's global average pool (2048 outputs over 7 x 7 pixels): 8
+// threads per output, 64 blocks, not one block of 256 threads walking 49
+// pixels each.
+// CHECK-LABEL: func @global_average_pool_b1
+// CHECK: #kgraph.reduce_config<threads_per_row = 8, rows_per_block = 32, vector_width = 1, grid_size = 64>
+func.func @global_average_pool_b1(%x: tensor<1x7x7x2048xf16>) -> tensor<1x2048xf16> {
+  %0 = kgraph.reduce mean %x axes = [1, 2] : tensor<1x7x7x2048xf16>
+  return %0 : tensor<1x2048xf16>
 }
 
 // -----

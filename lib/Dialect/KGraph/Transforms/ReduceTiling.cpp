@@ -319,13 +319,20 @@ ReduceConfigAttr kgraph::chooseReduceConfig(MLIRContext *ctx,
           ? int64_t(target.numSMs) * target.maxThreadsPerSM / 2
           : int64_t(target.numSMs) * 128;
 
+  // A thread per W outputs walks its rows alone: where the outputs are many,
+  // or the rows short and the outputs still fill two warps per SM (the
+  // global average pool of a batch-1 CNN, 2048 outputs over 49 pixels,
+  // would run as one block of 256 threads, each loading 49 times in turn).
   int64_t threadsPerRow, rowsPerBlock, width, outputsPerBlock;
+  int64_t columnWidth = layout.isInnerKept()
+                            ? widestDivisor(layout.kept.back().size, maxWidth)
+                            : 1;
   if (!layout.isInnerReduced() &&
-      (numOutputs >= manyOutputs || rowSize < 64)) {
+      (numOutputs >= manyOutputs ||
+       (rowSize < 64 &&
+        numOutputs / columnWidth >= int64_t(target.numSMs) * 64))) {
     threadsPerRow = 1;
-    width = layout.isInnerKept()
-                ? widestDivisor(layout.kept.back().size, maxWidth)
-                : 1;
+    width = columnWidth;
     rowsPerBlock = 256;
     outputsPerBlock = rowsPerBlock * width;
   } else {
