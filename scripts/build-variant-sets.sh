@@ -22,7 +22,8 @@ stem=stem_c3_f16_256x224x224
 need $stem
 mkdir -p "$out/stem"
 "$opt" --fuse --tile=sm_90a "$cases/$stem.mlir" -o "$out/stem/a_default.ptx"
-"$opt" --fuse --tile=sm_90a --pad-conv-channels=8 "$cases/$stem.mlir" -o "$out/stem/v_pad8.ptx"
+"$opt" --fuse --tile=sm_90a --space-to-depth-convs=false "$cases/$stem.mlir" -o "$out/stem/v_written.ptx"
+"$opt" --fuse --tile=sm_90a --space-to-depth-convs=false --pad-conv-channels=8 "$cases/$stem.mlir" -o "$out/stem/v_pad8.ptx"
 wg="instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, group_m = 8"
 pin "$cases/$stem.mlir" "$out/stem" --flags=--space-to-depth-convs --family matmul_config --prefix v_s2d_ \
   "#kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, $wg>" \

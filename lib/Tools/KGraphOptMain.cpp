@@ -68,8 +68,11 @@ static llvm::cl::opt<bool> spaceToDepthConvs(
     "space-to-depth-convs",
     llvm::cl::desc("With --tile: rewrite a strided nhwc conv2d with few "
                    "input channels as a stride-1 conv over its space-to-depth "
-                   "input (kgraph-space-to-depth-convs)"),
-    llvm::cl::init(false), llvm::cl::cat(kgraphCategory));
+                   "input (kgraph-space-to-depth-convs; on by default, "
+                   "=false keeps such convs as written: the rewrite's zero "
+                   "filter taps turn an inf input into NaN in the outputs "
+                   "beside its windows)"),
+    llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> fuseReport(
     "fuse-report",
     llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "

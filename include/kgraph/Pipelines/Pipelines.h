@@ -28,8 +28,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "space-to-depth-convs",
       llvm::cl::desc("rewrite a strided nhwc conv2d with few input channels "
                      "as a stride-1 conv over its space-to-depth input "
-                     "(kgraph-space-to-depth-convs)"),
-      llvm::cl::init(false)};
+                     "(kgraph-space-to-depth-convs; on by default)"),
+      llvm::cl::init(true)};
   Option<bool> fuseReport{
       *this, "fuse-report",
       llvm::cl::desc("with fuse: a remark per group formed and per kernel "

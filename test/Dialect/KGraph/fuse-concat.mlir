@@ -85,3 +85,29 @@ func.func @concat_chain(%w: tensor<8x7x7x3xf16>, %v: tensor<2x3xf32>) -> (tensor
   %l = kgraph.concat %v, %zl axis = 0 : tensor<2x3xf32>, tensor<1x3xf32>
   return %c2, %l : tensor<8x9x8x4xf16>, tensor<3x3xf32>
 }
+
+// -----
+
+// A transpose that keeps the innermost dim, fed by a concat (the input of
+// kgraph-space-to-depth-convs: channels padded, then 2x2 pixel blocks
+// moved into one pixel): one copy kernel. A transpose that moves the
+// innermost dim keeps its own (tiled transpose) kernel, and so does its
+// concat.
+// CHECK-LABEL: func @pad_then_transpose
+// CHECK: %[[G:.*]] = kgraph.fused elementwise (%arg0)
+// CHECK: kgraph.concat %{{.*}}, %{{.*}} axis = 5
+// CHECK-NEXT: kgraph.transpose %{{.*}}, permutation = [0, 1, 3, 2, 4, 5]
+// CHECK-NEXT: kgraph.yield
+// CHECK: %[[C:.*]] = kgraph.concat %arg1, %{{.*}} axis = 0
+// CHECK: %[[T:.*]] = kgraph.transpose %[[C]], permutation = [1, 0]
+// CHECK-NOT: kgraph.fused
+// CHECK: return %[[G]], %[[T]]
+func.func @pad_then_transpose(%x: tensor<2x4x2x4x2x3xf16>, %v: tensor<6x8xf32>) -> (tensor<2x4x4x2x2x4xf16>, tensor<8x7xf32>) {
+  %z = arith.constant dense<0.0> : tensor<2x4x2x4x2x1xf16>
+  %c = kgraph.concat %x, %z axis = 5 : tensor<2x4x2x4x2x3xf16>, tensor<2x4x2x4x2x1xf16>
+  %t = kgraph.transpose %c, permutation = [0, 1, 3, 2, 4, 5] : tensor<2x4x2x4x2x4xf16>
+  %zv = arith.constant dense<0.0> : tensor<1x8xf32>
+  %cv = kgraph.concat %v, %zv axis = 0 : tensor<6x8xf32>, tensor<1x8xf32>
+  %tv = kgraph.transpose %cv, permutation = [1, 0] : tensor<7x8xf32>
+  return %t, %tv : tensor<2x4x4x2x2x4xf16>, tensor<8x7xf32>
+}

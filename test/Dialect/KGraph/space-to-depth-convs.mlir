@@ -1,20 +1,22 @@
 // RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-space-to-depth-convs))' | FileCheck %s
 
 // The ResNet stem, f16: 3 channels padded to 4 first (2 x 2 x 4 = 16
-// channels, 32 bytes, whole vectors through the transpose); the padding of 3
-// becomes a filter shifted by one zero tap (8 x 8 taps, 4 x 4 blocks) and
-// padding 2 before, 1 after; x is never copied with zero rows.
+// channels, 32 bytes, whole vectors through the transpose), on the split
+// view right before the transpose (so --fuse makes them one copy kernel);
+// the padding of 3 becomes a filter shifted by one zero tap (8 x 8 taps,
+// 4 x 4 blocks) and padding 2 before, 1 after; x is never copied with zero
+// rows.
 // CHECK-LABEL: func @stem_f16
 // CHECK-SAME: (%[[X:.*]]: tensor<2x224x224x3xf16>, %[[W:.*]]: tensor<64x7x7x3xf16>)
-// CHECK: %[[XC:.*]] = kgraph.concat %[[X]], %{{.*}} axis = 3 : tensor<2x224x224x3xf16>, tensor<2x224x224x1xf16>
-// CHECK: %[[XS:.*]] = kgraph.reshape %[[XC]] : tensor<2x224x224x4xf16> to tensor<2x112x2x112x2x4xf16>
-// CHECK: %[[XT:.*]] = kgraph.transpose %[[XS]], permutation = [0, 1, 3, 2, 4, 5] : tensor<2x112x2x112x2x4xf16>
+// CHECK: %[[XS:.*]] = kgraph.reshape %[[X]] : tensor<2x224x224x3xf16> to tensor<2x112x2x112x2x3xf16>
+// CHECK: %[[XC:.*]] = kgraph.concat %[[XS]], %{{.*}} axis = 5 : tensor<2x112x2x112x2x3xf16>, tensor<2x112x2x112x2x1xf16>
+// CHECK: %[[XT:.*]] = kgraph.transpose %[[XC]], permutation = [0, 1, 3, 2, 4, 5] : tensor<2x112x2x112x2x4xf16>
 // CHECK: %[[XR:.*]] = kgraph.reshape %[[XT]] : tensor<2x112x112x2x2x4xf16> to tensor<2x112x112x16xf16>
-// CHECK: %[[WC:.*]] = kgraph.concat %[[W]], %{{.*}} axis = 3 : tensor<64x7x7x3xf16>, tensor<64x7x7x1xf16>
-// CHECK: %[[WH:.*]] = kgraph.concat %{{.*}}, %[[WC]] axis = 1 : tensor<64x1x7x4xf16>, tensor<64x7x7x4xf16>
-// CHECK: %[[WW:.*]] = kgraph.concat %{{.*}}, %[[WH]] axis = 2 : tensor<64x8x1x4xf16>, tensor<64x8x7x4xf16>
-// CHECK: %[[WS:.*]] = kgraph.reshape %[[WW]] : tensor<64x8x8x4xf16> to tensor<64x4x2x4x2x4xf16>
-// CHECK: %[[WT:.*]] = kgraph.transpose %[[WS]], permutation = [0, 1, 3, 2, 4, 5]
+// CHECK: %[[WH:.*]] = kgraph.concat %{{.*}}, %[[W]] axis = 1 : tensor<64x1x7x3xf16>, tensor<64x7x7x3xf16>
+// CHECK: %[[WW:.*]] = kgraph.concat %{{.*}}, %[[WH]] axis = 2 : tensor<64x8x1x3xf16>, tensor<64x8x7x3xf16>
+// CHECK: %[[WS:.*]] = kgraph.reshape %[[WW]] : tensor<64x8x8x3xf16> to tensor<64x4x2x4x2x3xf16>
+// CHECK: %[[WC:.*]] = kgraph.concat %[[WS]], %{{.*}} axis = 5 : tensor<64x4x2x4x2x3xf16>, tensor<64x4x2x4x2x1xf16>
+// CHECK: %[[WT:.*]] = kgraph.transpose %[[WC]], permutation = [0, 1, 3, 2, 4, 5]
 // CHECK: %[[WR:.*]] = kgraph.reshape %[[WT]] : tensor<64x4x4x2x2x4xf16> to tensor<64x4x4x16xf16>
 // CHECK: %[[Y:.*]] = kgraph.conv2d %[[XR]], %[[WR]] layout = nhwc padding = [2, 1, 2, 1] : tensor<2x112x112x16xf16>, tensor<64x4x4x16xf16> -> tensor<2x112x112x64xf16>
 // CHECK-NOT: kgraph.conv2d

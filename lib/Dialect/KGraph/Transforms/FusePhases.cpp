@@ -629,21 +629,40 @@ void Fuser::formElementwiseGroups() {
 }
 
 void Fuser::formConcatChainGroups() {
-  auto chainedConcat = [&](Operation *op) {
-    return op && isFree(op) && llvm::isa<ConcatOp>(op) &&
-           !getConcatInputByteOffsets(op);
+  // Data movement the lane evaluator reads through: a concat not written in
+  // place (its inputs' segments), a transpose, slice or broadcast_to (its
+  // access map).
+  auto movement = [&](Operation *op) {
+    if (!isFree(op))
+      return false;
+    if (llvm::isa<ConcatOp>(op))
+      return !getConcatInputByteOffsets(op);
+    return isAccessMapOp(op) && succeeded(AccessMap::forDataMovementOp(op));
   };
-  // The chains' last concats first: each takes in its whole chain.
-  SmallVector<Operation *> concats;
+  // A chain's root: a concat, or a transpose that keeps the innermost dim
+  // (W consecutive elements stay one vector; one that moves it keeps its
+  // own tiled transpose kernel).
+  auto root = [&](Operation *op) {
+    if (!movement(op))
+      return false;
+    if (auto t = llvm::dyn_cast<TransposeOp>(op)) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      return !perm.empty() && perm.back() == int64_t(perm.size()) - 1;
+    }
+    return llvm::isa<ConcatOp>(op);
+  };
+  // The chains' last ops first: each takes in its whole chain.
+  SmallVector<Operation *> roots;
   for (Operation &op : *body)
-    if (chainedConcat(&op))
-      concats.push_back(&op);
-  for (Operation *op : llvm::reverse(concats)) {
+    if (root(&op))
+      roots.push_back(&op);
+  for (Operation *op : llvm::reverse(roots)) {
     // Padding a tensor along several axes (kgraph-space-to-depth-convs'
-    // filters) is such a chain: one kernel instead of one per axis.
-    if (!chainedConcat(op) ||
-        llvm::none_of(op->getOperands(), [&](Value v) {
-          return chainedConcat(v.getDefiningOp());
+    // filters), or padding then rearranging it (its input's channels
+    // padded, then 2x2 pixel blocks transposed into one pixel): one kernel
+    // instead of one per step.
+    if (!root(op) || llvm::none_of(op->getOperands(), [&](Value v) {
+          return movement(v.getDefiningOp());
         }))
       continue;
     OpSet set;
@@ -653,8 +672,9 @@ void Fuser::formConcatChainGroups() {
     if (set.size() == 1)
       continue;
     SmallVector<Operation *> ordered(set.begin(), set.end());
-    llvm::sort(ordered,
-               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     addGroup(GroupKind::elementwise, std::move(ordered));
   }
 }

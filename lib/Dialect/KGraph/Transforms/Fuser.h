@@ -93,8 +93,10 @@ private:
   void formReductionGroup(ReduceOp reduce);
   void formReductionGroups();
   void formElementwiseGroups();
-  /// A concat (not written in place) fed by another such concat: one copy
-  /// kernel for the chain, each concat read through its inputs' segments.
+  /// A concat (not written in place) or a transpose that keeps the
+  /// innermost dim, fed by data movement (such a concat, a transpose, slice
+  /// or broadcast_to) that no group took: one copy kernel for the chain,
+  /// each op read through its access map or its inputs' segments.
   void formConcatChainGroups();
   /// growConsumers with the epilogue rule: free elementwise ops of exactly
   /// `shape` whose other operands broadcast to it (isEpilogueCandidate).

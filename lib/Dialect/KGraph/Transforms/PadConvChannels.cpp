@@ -80,8 +80,10 @@ struct PadConvChannelsPass
         continue;
       OpBuilder b(conv);
       Location loc = conv.getLoc();
-      Value input = padWithZeros(b, loc, conv.getInput(), 3, 0, padded - channels);
-      Value filter = padWithZeros(b, loc, conv.getFilter(), 3, 0, padded - channels);
+      Value input =
+          padWithZeros(b, loc, conv.getInput(), 3, 0, padded - channels);
+      Value filter =
+          padWithZeros(b, loc, conv.getFilter(), 3, 0, padded - channels);
       conv.getInputMutable().assign(input);
       conv.getFilterMutable().assign(filter);
     }

@@ -47,16 +47,21 @@ RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, type.getElementType());
 }
 
-/// `value` [D0, S1, S2, C] with S1 = s1 * B1 and S2 = s2 * B2, as
-/// [D0, B1, B2, s1 * s2 * C]: element (d, i*s1 + p, j*s2 + q, c) at
-/// (d, i, j, (p*s2 + q)*C + c).
+/// `value` [D0, S1, S2, C] with S1 = s1 * B1 and S2 = s2 * B2, its
+/// channels padded with `channelPad` zeros, as [D0, B1, B2, s1 * s2 * C']:
+/// element (d, i*s1 + p, j*s2 + q, c) at (d, i, j, (p*s2 + q)*C' + c). The
+/// zeros are appended to the split view [D0, B1, s1, B2, s2, C], right
+/// before the transpose, so the fuser makes the pad and the transpose one
+/// copy kernel (a reshape between them would keep them apart).
 Value spaceToDepth(OpBuilder &b, Location loc, Value value, int64_t s1,
-                   int64_t s2) {
+                   int64_t s2, int64_t channelPad) {
   ArrayRef<int64_t> shape =
       llvm::cast<RankedTensorType>(value.getType()).getShape();
-  int64_t d0 = shape[0], b1 = shape[1] / s1, b2 = shape[2] / s2, c = shape[3];
+  int64_t d0 = shape[0], b1 = shape[1] / s1, b2 = shape[2] / s2,
+          c = shape[3] + channelPad;
   Value split = ReshapeOp::create(
-      b, loc, withShape(value, {d0, b1, s1, b2, s2, c}), value);
+      b, loc, withShape(value, {d0, b1, s1, b2, s2, shape[3]}), value);
+  split = padWithZeros(b, loc, split, 5, 0, channelPad);
   Value swapped = TransposeOp::create(
       b, loc, ValueRange{split},
       {b.getNamedAttr("permutation",
@@ -163,21 +168,21 @@ struct SpaceToDepthConvsPass
            b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(
                                        {in[0], rows.keep, cols.keep, in[3]})),
            b.getNamedAttr("strides", b.getDenseI64ArrayAttr({1, 1, 1, 1}))});
-    x = padWithZeros(b, loc, x, 3, 0, firstPad);
     x = padWithZeros(b, loc, x, 1, 0, rows.tail);
     x = padWithZeros(b, loc, x, 2, 0, cols.tail);
-    x = spaceToDepth(b, loc, x, sh, sw);
-    x = padWithZeros(b, loc, x, 3, 0, newChannels - block * (channels + firstPad));
+    x = spaceToDepth(b, loc, x, sh, sw, firstPad);
+    x = padWithZeros(b, loc, x, 3, 0,
+                     newChannels - block * (channels + firstPad));
     // The filter: the shift's zero taps first, zeros after KH, KW to whole
     // blocks, rearranged like the input.
     Value w = conv.getFilter();
-    w = padWithZeros(b, loc, w, 3, 0, firstPad);
     w = padWithZeros(b, loc, w, 1, rows.shift,
-                rows.taps * sh - filter[1] - rows.shift);
+                     rows.taps * sh - filter[1] - rows.shift);
     w = padWithZeros(b, loc, w, 2, cols.shift,
-                cols.taps * sw - filter[2] - cols.shift);
-    w = spaceToDepth(b, loc, w, sh, sw);
-    w = padWithZeros(b, loc, w, 3, 0, newChannels - block * (channels + firstPad));
+                     cols.taps * sw - filter[2] - cols.shift);
+    w = spaceToDepth(b, loc, w, sh, sw, firstPad);
+    w = padWithZeros(b, loc, w, 3, 0,
+                     newChannels - block * (channels + firstPad));
 
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr("layout", LayoutAttr::get(b.getContext(), Layout::nhwc)),

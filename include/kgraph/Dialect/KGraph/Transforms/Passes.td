@@ -117,7 +117,11 @@ def KGraphSpaceToDepthConvs
     (a 1x1 strided conv) are left alone. The result equals the conv's for
     finite inputs; an inf or NaN input element also meets the zero filter
     taps of outputs whose windows end just before it, so those become NaN
-    rather than finite.
+    rather than finite. `kgraph-compile` runs it by default
+    (`space-to-depth-convs=false`, `kgraph-opt --space-to-depth-convs=false`
+    leaves such convs as written): measured on the H200, ResNet-50's stem
+    (256x224x224x3 f16, bias, relu) took 0.62 ms this way against 1.32 ms
+    as written, and the whole model 7.26 ms against 7.93 ms.
 
     Before (the ResNet stem):
     ```mlir
@@ -125,12 +129,14 @@ def KGraphSpaceToDepthConvs
         : tensor<8x224x224x3xf16>, tensor<64x7x7x3xf16> -> tensor<8x112x112x64xf16>
     ```
     After (the filter's rearrangement and the zero constants not shown):
-    the channels padded to 4, 2 x 2 blocks of 16 channels, a 4 x 4 filter
-    (one zero tap before the 7, none after) and padding 2 before, 1 after:
+    the channels padded to 4 (on the split view, right before the transpose:
+    `kgraph-fuse` makes the two one copy kernel), 2 x 2 blocks of 16
+    channels, a 4 x 4 filter (one zero tap before the 7, none after) and
+    padding 2 before, 1 after:
     ```mlir
-    %xc = kgraph.concat %x, %zx axis = 3 : tensor<8x224x224x3xf16>, tensor<8x224x224x1xf16>
-    %xs = kgraph.reshape %xc : tensor<8x224x224x4xf16> to tensor<8x112x2x112x2x4xf16>
-    %xt = kgraph.transpose %xs, permutation = [0, 1, 3, 2, 4, 5] : tensor<8x112x2x112x2x4xf16>
+    %xs = kgraph.reshape %x : tensor<8x224x224x3xf16> to tensor<8x112x2x112x2x3xf16>
+    %xc = kgraph.concat %xs, %zx axis = 5 : tensor<8x112x2x112x2x3xf16>, tensor<8x112x2x112x2x1xf16>
+    %xt = kgraph.transpose %xc, permutation = [0, 1, 3, 2, 4, 5] : tensor<8x112x2x112x2x4xf16>
     %xr = kgraph.reshape %xt : tensor<8x112x112x2x2x4xf16> to tensor<8x112x112x16xf16>
     %0 = kgraph.conv2d %xr, %wr layout = nhwc padding = [2, 1, 2, 1]
         : tensor<8x112x112x16xf16>, tensor<64x4x4x16xf16> -> tensor<8x112x112x64xf16>
