@@ -158,8 +158,8 @@ def bench_resnet50(tuning_db=None, variant_flags=None):
             row.update(kgraph_img_s=batch / t_k * 1e3, eager_img_s=batch / t_e * 1e3,
                        compile_img_s=batch / t_c * 1e3)
         record("resnet50", f"time b{batch}", **row)
-        if batch == 256:
-            print_profile(prog, xk, "", 5)
+        # Batch 1: where the latency goes, kernel by kernel.
+        print_profile(prog, xk, "", 5 if batch == 256 else 15)
         if batch == 256:
             # The same graph compiled another way (with the tuning database;
             # with extra kgraph-opt flags), checked and timed in this run
