@@ -348,6 +348,26 @@ add("concat_inner_f32",
     [([5, 7], "f32", -1.0, 1.0), ([5, 3], "f32", -1.0, 1.0)],
     lambda a, b: torch.cat([a, b], dim=1), (0.0, 0.0))
 
+# A data-movement chain (a slice, a channel pad, a transpose that keeps the
+# innermost dim: one copy kernel with --fuse, formConcatChainGroups) and a
+# transpose that moves the innermost dim of a concat (its own tiled
+# transpose kernel).
+add("movement_chain_f16",
+    f"func.func @main(%x: {t([2, 6, 5, 3], 'f16')}, %v: {t([6, 8], 'f32')}) -> "
+    f"({t([2, 5, 4, 4], 'f16')}, {t([8, 7], 'f32')}) {{\n"
+    f"  %s = kgraph.slice %x offsets = [0, 1, 0, 0] sizes = [2, 4, 5, 3] strides = [1, 1, 1, 1] : {t([2, 6, 5, 3], 'f16')}\n"
+    f"  %z = arith.constant dense<0.0> : {t([2, 4, 5, 1], 'f16')}\n"
+    f"  %c = kgraph.concat %s, %z axis = 3 : {t([2, 4, 5, 3], 'f16')}, {t([2, 4, 5, 1], 'f16')}\n"
+    f"  %r = kgraph.transpose %c, permutation = [0, 2, 1, 3] : {t([2, 4, 5, 4], 'f16')}\n"
+    f"  %zv = arith.constant dense<0.0> : {t([1, 8], 'f32')}\n"
+    f"  %cv = kgraph.concat %v, %zv axis = 0 : {t([6, 8], 'f32')}, {t([1, 8], 'f32')}\n"
+    f"  %tv = kgraph.transpose %cv, permutation = [1, 0] : {t([7, 8], 'f32')}\n"
+    f"  return %r, %tv : {t([2, 5, 4, 4], 'f16')}, {t([8, 7], 'f32')}\n}}\n",
+    [([2, 6, 5, 3], "f16", -1.0, 1.0), ([6, 8], "f32", -1.0, 1.0)],
+    lambda x, v: (torch.cat([x[:, 1:5], torch.zeros(2, 4, 5, 1, dtype=x.dtype)], dim=3)
+                  .permute(0, 2, 1, 3),
+                  torch.cat([v, torch.zeros(1, 8, dtype=v.dtype)], dim=0).t()),
+    (0.0, 0.0))
 
 # ---- GEMM ------------------------------------------------------------------------------------
 
