@@ -85,6 +85,13 @@ void kgraph::buildKernelFormationPasses(OpPassManager &pm,
   }
   if (options.spaceToDepthConvs)
     pm.addNestedPass<func::FuncOp>(createKGraphSpaceToDepthConvs());
+  // An unknown target is kgraph-tile's to report.
+  if (options.splitKConvs && lookupSMTarget(options.target)) {
+    KGraphSplitKConvsOptions split;
+    split.target = options.target;
+    split.minGain = options.splitKMinGain;
+    pm.addNestedPass<func::FuncOp>(createKGraphSplitKConvs(split));
+  }
   if (options.fuse) {
     KGraphFuseOptions fuse;
     fuse.report = options.fuseReport;

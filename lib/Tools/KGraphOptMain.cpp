@@ -39,12 +39,13 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <sstream>
 
 using namespace mlir;
 
@@ -73,6 +74,20 @@ static llvm::cl::opt<bool> spaceToDepthConvs(
                    "filter taps turn an inf input into NaN in the outputs "
                    "beside its windows)"),
     llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> splitKConvs(
+    "split-k-convs",
+    llvm::cl::desc("With --tile: split the K of a deep conv2d over few pixels "
+                   "(a batch-1 CNN's last stages) into channel slices, a "
+                   "grouped conv of partial sums and their sum, where the "
+                   "target's GEMM model says it pays (kgraph-split-k-convs; "
+                   "on by default, =false keeps convs as written)"),
+    llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<double> splitKMinGain(
+    "split-k-min-gain",
+    llvm::cl::desc("With --tile: split a conv2d over channel slices only where "
+                   "the model's estimate drops at least this factor (default "
+                   "1.25; at least 1)"),
+    llvm::cl::init(1.25), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> fuseReport(
     "fuse-report",
     llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "
@@ -204,6 +219,9 @@ static int printConfigCandidates(StringRef inputFilename,
   options.fuseReport = fuseReport;
   options.padConvChannels = padConvChannels;
   options.spaceToDepthConvs = spaceToDepthConvs;
+  options.splitKConvs = splitKConvs;
+  options.splitKMinGain = splitKMinGain;
+  options.target = tileTarget;
   kgraph::buildKernelFormationPasses(pm, options);
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
@@ -249,6 +267,10 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--pad-conv-channels needs --tile=<target>");
     if (spaceToDepthConvs.getNumOccurrences())
       return fail("--space-to-depth-convs needs --tile=<target>");
+    if (splitKConvs.getNumOccurrences())
+      return fail("--split-k-convs needs --tile=<target>");
+    if (splitKMinGain.getNumOccurrences())
+      return fail("--split-k-min-gain needs --tile=<target>");
     if (listConfigs.getNumOccurrences())
       return fail("--list-configs needs --tile=<target>");
     if (!tuningDb.empty() || tuningReport)
@@ -286,6 +308,9 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
     return fail("--pad-conv-channels must be 0, 4, 8 or 16 (bytes per "
                 "pixel), got " +
                 std::to_string(padConvChannels));
+  if (!(splitKMinGain >= 1.0))
+    return fail("--split-k-min-gain must be at least 1, got " +
+                (std::ostringstream() << double(splitKMinGain)).str());
   if (listConfigs.getNumOccurrences()) {
     if (listConfigs == 0)
       return fail("--list-configs needs a number of candidates of at least 1");
@@ -298,6 +323,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.fuseReport = fuseReport;
   options.padConvChannels = padConvChannels;
   options.spaceToDepthConvs = spaceToDepthConvs;
+  options.splitKConvs = splitKConvs;
+  options.splitKMinGain = splitKMinGain;
   if (!tuningGpu.empty() && tuningDb.empty())
     return fail("--tuning-gpu needs --tuning-db=<file>");
   options.tuningDb = tuningDb;

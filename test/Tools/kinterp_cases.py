@@ -598,6 +598,50 @@ conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16",
      config=mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8))
 
 
+# kgraph-split-k-convs (on by default): deep-K convs over few pixels become
+# a grouped conv of partial sums over channel slices and their sum, into
+# which the bias, residual and relu fuse. The shapes are ones the model
+# splits on every target (lit test split-k-convs-pipeline.test checks it).
+def splitk_case(name, layout, dt, n, c, h, w, f, k, stride, pad, residual=False):
+    oh = (h + pad[0] + pad[1] - k) // stride + 1
+    ow = (w + pad[2] + pad[3] - k) // stride + 1
+    xs = [n, h, w, c] if layout == "nhwc" else [n, c, h, w]
+    ws = [f, k, k, c] if layout == "nhwc" else [f, c, k, k]
+    ys = [n, oh, ow, f] if layout == "nhwc" else [n, f, oh, ow]
+    bs = [f] if layout == "nhwc" else [f, 1, 1]
+    args = f"%x: {t(xs, dt)}, %w: {t(ws, dt)}, %b: {t(bs, dt)}"
+    inputs = [(xs, dt, -1.0, 1.0), (ws, dt, -1.0, 1.0), (bs, dt, -0.5, 0.5)]
+    body = (f"  %y = kgraph.conv2d %x, %w layout = {layout} strides = [{stride}, {stride}] "
+            f"padding = [{', '.join(map(str, pad))}] : {t(xs, dt)}, {t(ws, dt)} -> {t(ys, dt)}\n"
+            f"  %z = kgraph.add %y, %b : {t(ys, dt)}, {t(bs, dt)}\n")
+    cur = "%z"
+    if residual:
+        args += f", %r: {t(ys, dt)}"
+        inputs.append((ys, dt, -1.0, 1.0))
+        body += f"  %s = kgraph.add %z, %r : {t(ys, dt)}, {t(ys, dt)}\n"
+        cur = "%s"
+    body += f"  %o = kgraph.relu {cur} : {t(ys, dt)}\n"
+
+    def ref(x, wt, b, *r):
+        if layout == "nhwc":
+            x, wt = x.permute(0, 3, 1, 2), wt.permute(0, 3, 1, 2)
+        y = F.conv2d(F.pad(x, (pad[2], pad[3], pad[0], pad[1])), wt, stride=stride)
+        if layout == "nhwc":
+            y = y.permute(0, 2, 3, 1)
+        y = rnd(rnd(y, dt) + b, dt)
+        if r:
+            y = rnd(y + r[0], dt)
+        return torch.relu(y)
+    add(name, f"func.func @main({args}) -> {t(ys, dt)} {{\n{body}  return %o : {t(ys, dt)}\n}}\n",
+        inputs, ref, gemm_tol(k * k * c, dt, 3 if residual else 2), flags=("--split-k-convs",))
+
+
+splitk_case("splitk_nhwc_f16_1x3x3x256_f40_k3p1_res", "nhwc", "f16", 1, 256, 3, 3, 40, 3, 1,
+            (1, 1, 1, 1), residual=True)
+splitk_case("splitk_nchw_f32_1x256x5x4_f24_k3s2p1", "nchw", "f32", 1, 256, 5, 4, 24, 3, 2,
+            (1, 1, 1, 0))
+
+
 # ---- stencils and pooling --------------------------------------------------------------------
 
 add("stencil_blur_relu_f32_nchw",

@@ -30,6 +30,17 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "as a stride-1 conv over its space-to-depth input "
                      "(kgraph-space-to-depth-convs; on by default)"),
       llvm::cl::init(true)};
+  Option<bool> splitKConvs{
+      *this, "split-k-convs",
+      llvm::cl::desc("split the K of a deep conv2d over few pixels into "
+                     "channel slices and a sum where the target's GEMM model "
+                     "says it pays (kgraph-split-k-convs; on by default)"),
+      llvm::cl::init(true)};
+  Option<double> splitKMinGain{
+      *this, "split-k-min-gain",
+      llvm::cl::desc("with split-k-convs: the least factor the model's "
+                     "estimate must drop by (kgraph-split-k-convs{min-gain})"),
+      llvm::cl::init(1.25)};
   Option<bool> fuseReport{
       *this, "fuse-report",
       llvm::cl::desc("with fuse: a remark per group formed and per kernel "
@@ -70,7 +81,7 @@ std::string findCUDAToolkit(llvm::StringRef preferred = "",
 
 /// Stages of `kgraph-compile`, in order; `stopAfter` names one of them.
 ///   tiled:  [kgraph-pad-conv-channels] [kgraph-space-to-depth-convs]
-///           [kgraph-fuse] kgraph-form-kernels
+///           [kgraph-split-k-convs] [kgraph-fuse] kgraph-form-kernels
 ///           kgraph-tile                                 (kgraph, tensors)
 ///   gpu:    kgraph-lower-to-gpu                         (gpu + memref + scf)
 ///   nvvm:   kgraph-split-kernel-modules, nvvm-attach-target,

@@ -146,6 +146,69 @@ def KGraphSpaceToDepthConvs
                            "::mlir::arith::ArithDialect"];
 }
 
+def KGraphSplitKConvs
+    : Pass<"kgraph-split-k-convs", "::mlir::func::FuncOp"> {
+  let summary = "Split the K of a deep conv2d over few pixels across more blocks (split-K)";
+  let description = [{
+    An implicit-GEMM `kgraph.conv2d` (one group, dilation 1, not in a
+    group) whose GEMM has few output tiles and a long K, such as the last
+    stages of a CNN at batch 1 (49 pixels, K = 3 * 3 * 512), keeps a few
+    blocks walking K alone while most SMs idle. This pass splits its input
+    channels into S slices: the conv becomes one conv of S groups, group s
+    applying every filter to slice s, whose S * F output channels are
+    partial sums in the accumulator type (f32 for f16, bf16 and f32; i32
+    for i8), and a `kgraph.reduce sum` over the S partials (then a
+    `kgraph.cast` to the conv's result type) replaces the conv. The GEMM has
+    S times the blocks, each over K / S; `kgraph-fuse` fuses the conv's
+    consumers (bias, residual, relu) into the sum's kernel. The grouped
+    conv's filter is the filter's channel slices stacked along F (a
+    reshape, a transpose, a reshape: a copy kernel that runs with the
+    model, about the filter's size in traffic).
+
+    The GEMM model decides, per conv, on `target`: the split (2, 4, ... 32)
+    whose estimate (the grouped GEMM, the partials' round trip through
+    memory, the filter's copy and two more kernels' launches) is the
+    lowest, taken only when it is at least `min-gain` (1.25) times below
+    the conv's own estimate. A slice keeps at least 256 of K and its channels fill whole
+    16-byte vectors; large problems (a batch-256 ResNet-50) are never split.
+    The partial sums are added in a fixed order, so results are
+    reproducible; they differ from the unsplit conv's by rounding only.
+    `report` emits a remark per conv split, and per conv whose best split
+    is estimated faster by less than `min-gain`, with the estimates.
+    `kgraph-compile` runs it by default (`split-k-convs=false`,
+    `kgraph-opt --split-k-convs=false` leaves convs as written;
+    `split-k-min-gain=`, `kgraph-opt --split-k-min-gain=` sets `min-gain`).
+
+    Before (a ResNet-50 batch-1 last-stage conv):
+    ```mlir
+    %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1]
+        : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16> -> tensor<1x7x7x512xf16>
+    ```
+    After (sm_90a: 16 slices of 32 channels):
+    ```mlir
+    %w1 = kgraph.reshape %w : tensor<512x3x3x512xf16> to tensor<512x3x3x16x32xf16>
+    %w2 = kgraph.transpose %w1, permutation = [3, 0, 1, 2, 4] : tensor<512x3x3x16x32xf16>
+    %w3 = kgraph.reshape %w2 : tensor<16x512x3x3x32xf16> to tensor<8192x3x3x32xf16>
+    %p = kgraph.conv2d %x, %w3 layout = nhwc padding = [1, 1, 1, 1] groups = 16
+        : tensor<1x7x7x512xf16>, tensor<8192x3x3x32xf16> -> tensor<1x7x7x8192xf32>
+    %p1 = kgraph.reshape %p : tensor<1x7x7x8192xf32> to tensor<1x7x7x16x512xf32>
+    %s = kgraph.reduce sum %p1 axes = [3] : tensor<1x7x7x16x512xf32>
+    %0 = kgraph.cast %s : tensor<1x7x7x512xf32> to tensor<1x7x7x512xf16>
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_80\"",
+           "SM target from the table whose model decides">,
+    Option<"minGain", "min-gain", "double", /*default=*/"1.25",
+           "Split only where the model's estimate drops at least this "
+           "factor (at least 1)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per conv2d split, and per conv2d whose best split "
+           "is estimated faster by less than min-gain, with the estimates">,
+  ];
+  let dependentDialects = ["::kgraph::KGraphDialect"];
+}
+
 def KGraphFormKernels : Pass<"kgraph-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Wrap every compute op that is not yet in a group into its own kgraph.fused";
   let description = [{
