@@ -365,6 +365,8 @@ class _Builder:
         return v
 
     def op_conv2d(self):
+        if self.chance(0.12):
+            return self.op_deep_conv2d()
         stencil = self.chance(0.4)   # stride 1, "same" padding, <= 4 channels
         v = self.input4d(("f32", "f16", "bf16", "i8") if not stencil else FLOATS)
         layout = self.rnd.choice(("nchw", "nhwc"))
@@ -411,6 +413,44 @@ class _Builder:
         if v.dtype == "f32" and self.chance(0.2):
             attrs["precision"] = "tf32"
             text += " precision = tf32"
+        shape = self.act_shape(n, f, oh, ow, layout)
+        self.emit("conv2d", [v, filt], attrs, shape, acc,
+                  text + f" : {v.type}, {filt.type} -> {ttype(shape, acc)}")
+
+    def op_deep_conv2d(self):
+        """A conv over many channels and few pixels (a batch-1 CNN's last
+        stages), which kgraph-split-k-convs splits over channel slices: a
+        fresh input of 256-1024 channels, 1x1 or 3x3 filters, few filters in
+        small graphs."""
+        layout = self.rnd.choice(("nchw", "nhwc"))
+        dt = self.rnd.choice(("f32", "f16", "bf16", "i8"))
+        c = self.rnd.choice((256, 512, 768, 1024))
+        k = self.rnd.choice((1, 3))
+        if self.small:
+            f = max(1, min(self.rnd.choice((4, 8, 16, 24)), self.max_elements // (k * k * c)))
+            h, w = self.rnd.choice((1, 2, 3, 4)), self.rnd.choice((1, 2, 3, 5))
+        else:
+            f = self.rnd.choice((8, 40, 64, 128, 512))
+            h, w = self.rnd.choice((3, 5, 7, 9, 14)), self.rnd.choice((3, 5, 7, 14))
+        n = self.rnd.choice((1, 1, 2))
+        if n * h * w * c > self.max_elements or f * k * k * c > self.max_elements:
+            return
+        stride = self.rnd.choice((1, 1, 2))
+        pad = tuple(self.rnd.choice((0, 1)) if k == 3 else 0 for _ in range(4))
+        oh = (h + pad[0] + pad[1] - k) // stride + 1
+        ow = (w + pad[2] + pad[3] - k) // stride + 1
+        if oh <= 0 or ow <= 0:
+            return
+        lo_hi = (-3, 3) if dt == "i8" else (-1.0, 1.0)
+        v = self.arg(self.act_shape(n, c, h, w, layout), dt, *lo_hi)
+        fshape = (f, k, k, c) if layout == "nhwc" else (f, c, k, k)
+        filt = self.arg(fshape, dt, *lo_hi)
+        acc = self.rnd.choice(self.accumulator(dt))
+        attrs = {"layout": layout, "strides": (stride, stride), "padding": pad,
+                 "dilations": (1, 1), "groups": 1}
+        text = (f"kgraph.conv2d %{v.name}, %{filt.name} layout = {layout} "
+                f"strides = [{stride}, {stride}] padding = [{', '.join(map(str, pad))}]")
+        self.g.tags.add("pattern:deep_conv")
         shape = self.act_shape(n, f, oh, ow, layout)
         self.emit("conv2d", [v, filt], attrs, shape, acc,
                   text + f" : {v.type}, {filt.type} -> {ttype(shape, acc)}")
