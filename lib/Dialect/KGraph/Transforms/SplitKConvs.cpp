@@ -16,10 +16,10 @@
 //
 // The GEMM model (MatmulModel.cpp) decides: the conv's estimate against the
 // grouped conv's plus the partials' round trip, the filter's copy and two
-// more launches; a split must promise at least `min-gain` (1.25 by default:
-// the model's absolute estimates of GEMMs over few blocks were 2.3-2.6x
-// below the H200's times in the batch-1 ResNet-50 profile, for the whole
-// and, less certainly, for the split, so only a clear win is taken).
+// more launches; a grid of blocks alone on their SMs takes at least
+// kLoneIterationCycles per main-loop iteration (the model alone was
+// 2.3-2.6x below the H200's times for such grids); a split must promise at
+// least `min-gain` (1.25 by default).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,15 +61,31 @@ constexpr int64_t kVectorBytes = 16;
 /// graph (bench/RESULTS.md, ResNet-50 batch 1 profile).
 constexpr double kKernelMicroseconds = 2.0;
 
-/// The model's microseconds for `p` with its default configuration, or
-/// nullopt when no configuration fits.
+/// Clocks one main-loop iteration (tile_k deep) takes at the least for a
+/// block alone on its SM: the latency of its copies and of its few warps'
+/// dependent address and MMA instructions, which no other block hides. The
+/// GEMM model's throughput terms do not see it; calibrated on the H200
+/// (S17-3's batch-1 ResNet-50 profile, bench/RESULTS.md: 32x32x64 blocks of
+/// 2 warps with 4 stages took 770-910 clocks per iteration over 32-72
+/// iterations, launch taken off, where the model estimated 330-400).
+constexpr double kLoneIterationCycles = 800;
+
+/// The model's microseconds for `p` with its default configuration, at
+/// least kLoneIterationCycles per main-loop iteration of a grid of blocks
+/// alone on their SMs; nullopt when no configuration fits.
 std::optional<double> estimateMicroseconds(MLIRContext *ctx,
                                            const MatmulProblem &p,
                                            const SMTarget &target) {
   FailureOr<MatmulConfigAttr> config = chooseMatmulConfig(ctx, p, target);
   if (failed(config))
     return std::nullopt;
-  return target.cyclesToMicroseconds(estimateMatmul(*config, p, target).cycles);
+  MatmulEstimate e = estimateMatmul(*config, p, target);
+  double cycles = e.cycles;
+  if (e.numBlocks <= int64_t(target.numSMs)) {
+    int64_t iterations = llvm::divideCeilSigned(p.k, config->getTileK());
+    cycles = std::max(cycles, double(iterations) * kLoneIterationCycles);
+  }
+  return target.cyclesToMicroseconds(cycles);
 }
 
 struct SplitPlan {

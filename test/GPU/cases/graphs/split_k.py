@@ -71,12 +71,16 @@ for split in (True, False):
         conv_case("splitk_nchw_f32_1x512x14x14_f512_k3s2p1", "nchw", "f32", 1, 512, 14, 14, 512,
                   3, 2, (1, 1, 1, 1), False, split=split, bench=True),
         # Stage 3's 3x3 over 256 channels and the last stage's 1x1 over 2048
-        # channels, split with any estimated gain (min-gain 1), to measure
-        # the splits the default threshold leaves out.
-        conv_case("splitk_nhwc_f16_1x14x14x256_f256_k3p1_gain1", "nhwc", "f16", 1, 256, 14, 14,
-                  256, 3, 1, (1, 1, 1, 1), False, split=split, min_gain=1.0, bench=True),
-        conv_case("splitk_nhwc_f16_1x7x7x2048_f512_k1_gain1", "nhwc", "f16", 1, 2048, 7, 7, 512,
-                  1, 1, (0, 0, 0, 0), True, split=split, min_gain=1.0, bench=True),
+        # channels, both split by default.
+        conv_case("splitk_nhwc_f16_1x14x14x256_f256_k3p1", "nhwc", "f16", 1, 256, 14, 14,
+                  256, 3, 1, (1, 1, 1, 1), False, split=split, bench=True),
+        conv_case("splitk_nhwc_f16_1x7x7x2048_f512_k1_res", "nhwc", "f16", 1, 2048, 7, 7, 512,
+                  1, 1, (0, 0, 0, 0), True, split=split, bench=True),
+        # Stage 3's 1x1 from 1024 to 256 channels, which the default
+        # min-gain (1.25) keeps whole, split at any estimated gain, to
+        # measure whether the threshold is right.
+        conv_case("splitk_nhwc_f16_1x14x14x1024_f256_k1_gain1", "nhwc", "f16", 1, 1024, 14, 14,
+                  256, 1, 1, (0, 0, 0, 0), True, split=split, min_gain=1.0, bench=True),
     ]
 # Ragged: a 5x6 image, 40 filters, asymmetric padding.
 CASES.append(conv_case("splitk_nhwc_f16_2x5x6x512_f40_k3p1", "nhwc", "f16", 2, 512, 5, 6, 40, 3,
