@@ -10,7 +10,7 @@ slice / concat / broadcast_to, which lands separately: until
 DATA_MOVEMENT_CODEGEN is flipped to True their compile test asserts that the
 compile fails *only* for that reason (and fails loudly once they compile, so
 the flag cannot go stale). Then the whole models: torchvision ResNet-50
-(nchw f32, nhwc f16; 56 and 59 kernels), its ONNX export, the transformer encoder
+(nchw f32, nhwc f16; 56 and 77 kernels at batch 8 on sm_80), its ONNX export, the transformer encoder
 layer; then the error paths of ``python3 -m kgraph.import``.
 
 kgraph-opt comes from $KGRAPH_OPT or <repo>/build/bin (kgraph.tools.find_tool).
