@@ -36,11 +36,11 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <sstream>
+
 namespace kgraph {
 #define GEN_PASS_DEF_KGRAPHSPLITKCONVS
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h.inc"
-
-#include <sstream>
 } // namespace kgraph
 
 using namespace mlir;
