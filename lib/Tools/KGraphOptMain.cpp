@@ -39,6 +39,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -198,6 +199,20 @@ static LogicalResult applyMlirOptCLOptions(PassManager &pm) {
   return success();
 }
 
+/// The kernel-formation options (kgraph-compile's passes up to
+/// kgraph-form-kernels) the command line sets, for `target`: one place, so
+/// --list-configs lists the groups the compile forms.
+static void setKernelFormationOptions(kgraph::CompileOptions &options,
+                                      StringRef target) {
+  options.target = target.str();
+  options.fuse = fuseOps;
+  options.fuseReport = fuseReport;
+  options.padConvChannels = padConvChannels;
+  options.spaceToDepthConvs = spaceToDepthConvs;
+  options.splitKConvs = splitKConvs;
+  options.splitKMinGain = splitKMinGain;
+}
+
 /// --list-configs: kernel formation (after fusion with --fuse), then the
 /// ranked candidates of every group as JSON.
 static int printConfigCandidates(StringRef inputFilename,
@@ -215,13 +230,7 @@ static int printConfigCandidates(StringRef inputFilename,
     return EXIT_FAILURE;
   // The groups kgraph-compile would tile, from the same passes.
   kgraph::CompileOptions options;
-  options.fuse = fuseOps;
-  options.fuseReport = fuseReport;
-  options.padConvChannels = padConvChannels;
-  options.spaceToDepthConvs = spaceToDepthConvs;
-  options.splitKConvs = splitKConvs;
-  options.splitKMinGain = splitKMinGain;
-  options.target = tileTarget;
+  setKernelFormationOptions(options, tileTarget);
   kgraph::buildKernelFormationPasses(pm, options);
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
@@ -318,13 +327,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   }
 
   CompileOptions options;
-  options.target = targets.front().str();
-  options.fuse = fuseOps;
-  options.fuseReport = fuseReport;
-  options.padConvChannels = padConvChannels;
-  options.spaceToDepthConvs = spaceToDepthConvs;
-  options.splitKConvs = splitKConvs;
-  options.splitKMinGain = splitKMinGain;
+  setKernelFormationOptions(options, targets.front());
   if (!tuningGpu.empty() && tuningDb.empty())
     return fail("--tuning-gpu needs --tuning-db=<file>");
   options.tuningDb = tuningDb;

@@ -154,11 +154,6 @@ SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain) {
   return plan;
 }
 
-RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
-  auto type = llvm::cast<RankedTensorType>(v.getType());
-  return RankedTensorType::get(shape, type.getElementType());
-}
-
 /// Rewrites `conv` as `slices` groups over channel slices and their sum.
 void splitConv(Conv2dOp conv, int64_t slices) {
   OpBuilder b(conv);
@@ -166,8 +161,8 @@ void splitConv(Conv2dOp conv, int64_t slices) {
   bool nhwc = conv.getLayout() == Layout::nhwc;
   Value filter = conv.getFilter();
   auto resultType = llvm::cast<RankedTensorType>(conv.getType());
-  SmallVector<int64_t> fil(
-      llvm::cast<RankedTensorType>(filter.getType()).getShape());
+  auto filterType = llvm::cast<RankedTensorType>(filter.getType());
+  SmallVector<int64_t> fil(filterType.getShape());
   int64_t f = fil[0];
   // The channel axis of the filter, split into [S, C/S] and S moved first.
   int64_t cAxis = nhwc ? 3 : 1;
@@ -176,7 +171,7 @@ void splitConv(Conv2dOp conv, int64_t slices) {
   split.push_back(slices);
   split.push_back(sliceChannels);
   split.append(fil.begin() + cAxis + 1, fil.end());
-  Value w = ReshapeOp::create(b, loc, withShape(filter, split), filter);
+  Value w = ReshapeOp::create(b, loc, filterType.clone(split), filter);
   SmallVector<int64_t> perm = {cAxis};
   for (int64_t i = 0; i < int64_t(split.size()); ++i)
     if (i != cAxis)
@@ -187,7 +182,7 @@ void splitConv(Conv2dOp conv, int64_t slices) {
   SmallVector<int64_t> grouped(fil);
   grouped[0] = slices * f;
   grouped[cAxis] = sliceChannels;
-  w = ReshapeOp::create(b, loc, withShape(filter, grouped), w);
+  w = ReshapeOp::create(b, loc, filterType.clone(grouped), w);
 
   // The partials: the result with S * F channels of the accumulator type.
   Type accType =
@@ -200,13 +195,13 @@ void splitConv(Conv2dOp conv, int64_t slices) {
   llvm::erase_if(attrs,
                  [](NamedAttribute a) { return a.getName() == "groups"; });
   attrs.push_back(b.getNamedAttr("groups", b.getI64IntegerAttr(slices)));
-  Value partials = Conv2dOp::create(
-      b, loc, TypeRange{RankedTensorType::get(partialShape, accType)},
-      ValueRange{conv.getInput(), w}, attrs);
+  auto partialType = RankedTensorType::get(partialShape, accType);
+  Value partials = Conv2dOp::create(b, loc, TypeRange{partialType},
+                                    ValueRange{conv.getInput(), w}, attrs);
   SmallVector<int64_t> sliced(out.begin(), out.begin() + fAxis);
   sliced.push_back(slices);
   sliced.append(out.begin() + fAxis, out.end());
-  partials = ReshapeOp::create(b, loc, withShape(partials, sliced), partials);
+  partials = ReshapeOp::create(b, loc, partialType.clone(sliced), partials);
   Value sum = ReduceOp::create(
       b, loc, ValueRange{partials},
       {b.getNamedAttr("kind",
