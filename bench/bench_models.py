@@ -24,6 +24,7 @@ that tuning database, checked the same way and timed beside the defaults
 (the default timed before and after it, the better kept); with
 --variant-flags FLAGS, likewise with those extra kgraph-opt flags (a
 compiler option measured against the defaults in one run).
+--variant-batches 1,256 does both at batch 1 too (CUDA graph replays).
 """
 
 import argparse
@@ -82,9 +83,10 @@ def torch_compiled(model, mode=None):
 
 
 def compare_variant(model, prog, xk, ref, t_e, t_c, name, compile_kw, label=None):
-    """ResNet-50 at batch 256 compiled with `compile_kw` besides the defaults
-    (`prog`): checked like it and timed beside it (the default timed before
-    and after, its better kept). Records "<what> <name>" rows."""
+    """ResNet-50 compiled with `compile_kw` besides the defaults (`prog`):
+    checked like it and timed beside it (the default timed before and after,
+    its better kept; at batch 1 both as CUDA graph replays, `t_c` being
+    reduce-overhead's). Records "<what> <name>" rows."""
     batch = xk.shape[0]
     variant, secs = compile_timed(model.cpu(), [torch.randn(batch, 3, 224, 224)],
                                   dtype="f16", layout="nhwc", **compile_kw)
@@ -102,19 +104,29 @@ def compare_variant(model, prog, xk, ref, t_e, t_c, name, compile_kw, label=None
     record("resnet50", f"check b{batch} {name}", rel_l2=err, top1_agree=top1,
            status="PASS" if ok else "FAIL")
     with torch.no_grad():
-        t_d = timed(lambda: prog(xk))
-        t_v = timed(lambda: variant(xk))
-        t_d2 = timed(lambda: prog(xk))
+        if batch == 1:
+            # Latency: both through CUDA graphs, as the batch-1 row times.
+            g_d, g_v = prog.capture(xk), variant.capture(xk)
+            run_d, run_v = g_d.replay, g_v.replay
+        else:
+            run_d, run_v = (lambda: prog(xk)), (lambda: variant(xk))
+        t_d = timed(run_d)
+        t_v = timed(run_v)
+        t_d2 = timed(run_d)
+        if batch == 1:
+            g_d.close()
+            g_v.close()
     t_d = min(t_d, t_d2)
     record("resnet50", f"time b{batch} {name}", kgraph_ms=t_d, **{
         f"{name}_ms": t_v, "kgraph_img_s": batch / t_d * 1e3,
         f"{name}_img_s": batch / t_v * 1e3, f"{name}_vs_default": t_d / t_v,
-        f"{name}_vs_eager": t_e / t_v, f"{name}_vs_compile": t_c / t_v})
+        f"{name}_vs_eager": t_e / t_v, f"{name}_vs_compile": t_c / t_v},
+        **({"graphs": True} if batch == 1 else {}))
     print_profile(variant, xk, f" {name}", 5)
     del variant
 
 
-def bench_resnet50(tuning_db=None, variant_flags=None):
+def bench_resnet50(tuning_db=None, variant_flags=None, variant_batches=(256,)):
     import torchvision
     print("== resnet50 (f16 NHWC)", flush=True)
     torch.manual_seed(0)
@@ -160,10 +172,10 @@ def bench_resnet50(tuning_db=None, variant_flags=None):
         record("resnet50", f"time b{batch}", **row)
         # Batch 1: where the latency goes, kernel by kernel.
         print_profile(prog, xk, "", 5 if batch == 256 else 15)
-        if batch == 256:
-            # The same graph compiled another way (with the tuning database;
-            # with extra kgraph-opt flags), checked and timed in this run
-            # beside the model's defaults.
+        # The same graph compiled another way (with the tuning database;
+        # with extra kgraph-opt flags), checked and timed in this run
+        # beside the model's defaults.
+        if batch in variant_batches:
             if tuning_db:
                 compare_variant(model, prog, xk, ref, t_e, t_c, "tuned",
                                 dict(tuning_db=tuning_db))
@@ -250,20 +262,31 @@ def main():
     ap.add_argument("--only", default="resnet50,encoder,onnx")
     ap.add_argument("--json", default=None)
     ap.add_argument("--tuning-db", default=None,
-                    help="also compile ResNet-50 batch 256 with this tuning "
-                    "database (python3 -m kgraph.tune) and time it beside the "
-                    "defaults")
+                    help="also compile ResNet-50 with this tuning database "
+                    "(python3 -m kgraph.tune) and time it beside the defaults")
     ap.add_argument("--variant-flags", default=None,
-                    help="also compile ResNet-50 batch 256 with these extra "
-                    "kgraph-opt flags (e.g. '--pad-conv-channels=16') and time "
-                    "it beside the defaults")
+                    help="also compile ResNet-50 with these extra kgraph-opt "
+                    "flags (e.g. '--split-k-convs=false') and time it beside "
+                    "the defaults")
+    ap.add_argument("--variant-batches", default="256",
+                    help="the ResNet-50 batches (of 256,1) --tuning-db and "
+                    "--variant-flags apply to (default 256; batch 1 compares "
+                    "CUDA graph replays)")
     args = ap.parse_args()
+    try:
+        variant_batches = tuple(int(b) for b in args.variant_batches.split(","))
+    except ValueError:
+        ap.error(f"--variant-batches: expected batches like 256,1, got "
+                 f"{args.variant_batches!r}")
+    if not set(variant_batches) <= {1, 256}:
+        ap.error("--variant-batches: ResNet-50 runs at batches 256 and 1")
     if not torch.cuda.is_available():
         sys.exit("bench_models: no GPU")
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     failed = False
     for name in args.only.split(","):
-        fn = {"resnet50": lambda: bench_resnet50(args.tuning_db, args.variant_flags),
+        fn = {"resnet50": lambda: bench_resnet50(args.tuning_db, args.variant_flags,
+                                                   variant_batches),
               "encoder": bench_encoder, "onnx": bench_onnx}[name]
         try:
             fn()
