@@ -28,7 +28,9 @@ SUPPORTED_VERSIONS = (1, 2, 3)
 
 #: Element size in bytes of every plan dtype (i1 is stored one byte per element).
 DTYPE_SIZES = {name: d.bytes for name, d in DTYPES.items()}
-BUFFER_KINDS = ("input", "output", "intermediate", "parameter")
+#: "derived" buffers hold what the plan's "once" kernels compute from the
+#: parameters: kept per device like the parameters, written once at load.
+BUFFER_KINDS = ("input", "output", "intermediate", "parameter", "derived")
 #: Buffer kinds of version 1 plans (no parameters).
 BUFFER_KINDS_V1 = ("input", "output", "intermediate")
 SCALAR_TYPES = ("i32", "i64", "f32")
@@ -132,6 +134,10 @@ class KernelSpec:
     flops: Optional[int] = None
     bytes: Optional[int] = None
     compute: Optional[str] = None
+    #: Reads only parameters (and derived buffers) and writes derived
+    #: buffers: run once per device after the parameters are uploaded, not
+    #: on every call.
+    once: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,9 @@ class FunctionPlan:
     ``inputs`` and ``outputs`` are the input/output buffers ordered by their
     ``index`` (the real inputs: parameters are not passed by the caller);
     ``parameters`` the buffers loaded from the weights file, in plan order.
+    ``kernels`` are the launches of every call; ``once_kernels`` (plan
+    order) compute the ``derived`` buffers from the parameters, once per
+    device.
     """
 
     name: str
@@ -150,6 +159,8 @@ class FunctionPlan:
     outputs: Tuple[BufferSpec, ...]
     intermediates: Tuple[BufferSpec, ...]
     parameters: Tuple[BufferSpec, ...] = ()
+    derived: Tuple[BufferSpec, ...] = ()
+    once_kernels: Tuple[KernelSpec, ...] = ()
 
     @property
     def function(self) -> str:
@@ -616,16 +627,43 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
             if compute not in COMPUTE_KINDS:
                 c.fail(f"{where}.compute", f"{compute!r} is not one of "
                                            f"{list(COMPUTE_KINDS)}")
+        once = k.get("once", False)
+        if not isinstance(once, bool):
+            c.fail(f"{where}.once", f"expected true or false, got {once!r}")
+        if once:
+            # A once kernel runs before any input exists: everything it
+            # touches must be a parameter or derived from them.
+            for a_i, a in enumerate(args):
+                refs = [a.buffer] if a.kind == "buffer" else \
+                    [m.buffer for m in a.maps]
+                for bid in refs:
+                    if by_id[bid].kind not in ("parameter", "derived"):
+                        c.fail(f"{where}.args[{a_i}]",
+                               f"a once kernel uses {by_id[bid].kind} buffer "
+                               f"{bid} (only parameter and derived buffers)")
         kernels.append(KernelSpec(kname, grid, block, shared, tuple(args),
-                                  tuple(ops), flops, nbytes, compute))
+                                  tuple(ops), flops, nbytes, compute, once))
     if not kernels:
         c.fail(at("kernels"), "the plan has no kernel")
+    written = {ref for k in kernels if k.once for a in k.args
+               for ref in ([a.buffer] if a.kind == "buffer" else
+                           [m.buffer for m in a.maps])}
+    for i, b in enumerate(buffers):
+        if b.kind == "derived" and b.id not in written:
+            c.fail(at(f"buffers[{i}]"), f"derived buffer {b.id} is used by no "
+                                        f"once kernel (nothing computes it)")
+    if all(k.once for k in kernels):
+        c.fail(at("kernels"), "every kernel is a once kernel: a call would "
+                              "launch nothing")
 
     return FunctionPlan(
-        name=name, buffers=tuple(buffers), kernels=tuple(kernels),
+        name=name, buffers=tuple(buffers),
+        kernels=tuple(k for k in kernels if not k.once),
         inputs=inputs, outputs=outputs,
         intermediates=tuple(b for b in buffers if b.kind == "intermediate"),
-        parameters=tuple(b for b in buffers if b.kind == "parameter"))
+        parameters=tuple(b for b in buffers if b.kind == "parameter"),
+        derived=tuple(b for b in buffers if b.kind == "derived"),
+        once_kernels=tuple(k for k in kernels if k.once))
 
 
 def parse_plan(data, base_dir: str = ".", source: str = "",

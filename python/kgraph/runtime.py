@@ -205,6 +205,10 @@ class _Shared:
         self.modules = {}     # ordinal -> CUmodule
         self.kernels = {}     # (ordinal, kernel name) -> CUfunction
         self.parameters = {}  # (ordinal, tensor name) -> device address
+        # (ordinal, function, buffer id) -> device address of a derived
+        # buffer (computed from the parameters by the function's once
+        # kernels, kept like them).
+        self.derived = {}
         # (ordinal, function, kernel index, arg index, buffer addresses) ->
         # device address of the encoded tensor maps (they embed the
         # addresses).
@@ -222,8 +226,10 @@ class _Shared:
         module stays loaded; the primary context owns it)."""
         drv = self._driver_used
         with self.lock:
-            ptrs = list(self.parameters.values()) + list(self.tensor_maps.values())
+            ptrs = list(self.parameters.values()) + \
+                list(self.derived.values()) + list(self.tensor_maps.values())
             self.parameters.clear()
+            self.derived.clear()
             self.tensor_maps.clear()
             self.launches.clear()
         if drv is None:
@@ -323,9 +329,10 @@ class Program:
         self._shared._driver_used = drv
         return drv
 
-    def _kernels_on(self, drv, ordinal: int):
+    def _kernels_on(self, drv, ordinal: int, kernels=None):
         """Make ``ordinal`` current and return the CUfunctions of this
-        function's kernels (the module is loaded once per device)."""
+        function's kernels (``kernels``, default the per-call ones; the
+        module is loaded once per device)."""
         drv.set_device(ordinal)
         shared = self._shared
         with self._lock:
@@ -334,7 +341,7 @@ class Program:
                 module = drv.load_module(self.ptx, what=self.plan.ptx_path)
                 shared.modules[ordinal] = module
             fns = []
-            for k in self.spec.kernels:
+            for k in (self.spec.kernels if kernels is None else kernels):
                 fn = shared.kernels.get((ordinal, k.name))
                 if fn is None:
                     fn = drv.get_function(module, k.name)
@@ -349,9 +356,12 @@ class Program:
         return fns
 
     def _parameter_addresses(self, drv, ordinal: int):
-        """Buffer id -> device address of this function's parameters on
-        ``ordinal``, uploaded from the weights file the first time a tensor
-        is needed on that device and kept."""
+        """Buffer id -> device address of this function's parameters and
+        derived buffers on ``ordinal``: parameters uploaded from the weights
+        file the first time a tensor is needed on that device, derived
+        buffers computed from them then by the once kernels; both kept."""
+        if not (self.spec.parameters or self.spec.derived):
+            return {}
         shared = self._shared
         out = {}
         uploaded = False
@@ -375,7 +385,47 @@ class Program:
                 # A pageable copy may still be in flight when cuMemcpyHtoD
                 # returns; kernels on other streams must see the data.
                 drv.synchronize(None)
+            if self.spec.derived:
+                self._derive(drv, ordinal, out)
         return out
+
+    def _derive(self, drv, ordinal: int, addresses):
+        """Adds the derived buffers' addresses to ``addresses`` (which holds
+        the parameters'), running the once kernels on ``ordinal`` the first
+        time: on the null stream, finished before any call's launch."""
+        shared = self._shared
+        keys = [(ordinal, self.spec.name, b.id) for b in self.spec.derived]
+        if all(k in shared.derived for k in keys):
+            for b, k in zip(self.spec.derived, keys):
+                addresses[b.id] = shared.derived[k]
+            return
+        made, maps = [], []
+        try:
+            for b in self.spec.derived:
+                ptr = drv.mem_alloc(max(b.bytes, 1))
+                made.append(ptr)
+                addresses[b.id] = ptr
+            fns = self._kernels_on(drv, ordinal, self.spec.once_kernels)
+            for k_i, (k, fn) in enumerate(zip(self.spec.once_kernels, fns)):
+                map_addresses = self._tensor_map_addresses(
+                    drv, ordinal, None, ("once", k_i), k, addresses, maps)
+                params = pack_kernel_params(k, addresses, map_addresses)
+                drv.launch(fn, k.grid, k.block, k.shared_bytes, None,
+                           params.array, name=k.name)
+            drv.synchronize(None)
+        except BaseException:
+            for b in self.spec.derived:
+                addresses.pop(b.id, None)
+            for ptr in made + maps:
+                try:
+                    drv.mem_free(ptr)
+                except KGraphError:
+                    pass
+            raise
+        for ptr in maps:
+            drv.mem_free(ptr)
+        for k, ptr in zip(keys, made):
+            shared.derived[k] = ptr
 
     def prepare(self, device: int = None):
         """Initialize CUDA, load the module and upload the parameters now
@@ -545,8 +595,7 @@ class Program:
         current stream of ``device``, intermediates from torch's allocator."""
         import torch
         drv = self._driver()
-        addresses = self._parameter_addresses(drv, device.index) \
-            if self.spec.parameters else {}
+        addresses = self._parameter_addresses(drv, device.index)
         for spec, t in zip(self.spec.inputs, dev_inputs):
             addresses[spec.id] = t.data_ptr()
         for spec, t in zip(self.spec.outputs, dev_outputs):
@@ -629,12 +678,11 @@ class Program:
         drv = self._driver()
         ordinal = self._ordinal()
         drv.set_device(ordinal)
-        addresses = self._parameter_addresses(drv, ordinal) \
-            if self.spec.parameters else {}
+        addresses = self._parameter_addresses(drv, ordinal)
         allocated = []
         try:
             for spec in self.spec.buffers:
-                if spec.kind == "parameter":
+                if spec.kind in ("parameter", "derived"):
                     continue
                 ptr = drv.mem_alloc(spec.bytes)
                 allocated.append(ptr)
@@ -847,7 +895,7 @@ class CudaGraph:
                 drv.set_device(ordinal)
                 self.inputs = self.outputs = None
                 for s in spec.buffers:
-                    if s.kind == "parameter":
+                    if s.kind in ("parameter", "derived"):
                         continue
                     ptr = drv.mem_alloc(s.bytes)
                     self._owned.append(ptr)
@@ -856,8 +904,7 @@ class CudaGraph:
                     x = np.ascontiguousarray(x)
                     drv.memcpy_htod(addresses[s.id], x.ctypes.data, s.bytes)
             self._addresses = addresses
-            addresses.update(program._parameter_addresses(drv, ordinal)
-                             if spec.parameters else {})
+            addresses.update(program._parameter_addresses(drv, ordinal))
             stream = drv.stream_create()
             self._stream = stream
             launches = program._prepare_launches(drv, ordinal, stream,

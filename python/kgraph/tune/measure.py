@@ -159,8 +159,7 @@ class Resident:
         try:
             fns = program._kernels_on(drv, ordinal)
             del fns
-            addresses = dict(program._parameter_addresses(drv, ordinal)
-                             if spec.parameters else {})
+            addresses = dict(program._parameter_addresses(drv, ordinal))
             for b, ptr in zip(spec.inputs, input_ptrs):
                 addresses[b.id] = ptr
             self.outputs = []

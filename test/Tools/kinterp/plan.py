@@ -85,7 +85,11 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
             data = to_storage(params[b["name"]], b["dtype"])
             buf.data[:n] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         bufs[b["id"]] = (buf, b)
-    for k in fplan["kernels"]:
+    # As the runtime does: the once kernels (parameters -> derived buffers)
+    # first, then a call's kernels, each in plan order.
+    kernels = [k for k in fplan["kernels"] if k.get("once")] + \
+        [k for k in fplan["kernels"] if not k.get("once")]
+    for k in kernels:
         func = module.kernels.get(k["name"])
         if func is None:
             raise KernelError(f"the plan's kernel {k['name']} is not in the kernel IR")
