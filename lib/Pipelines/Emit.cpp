@@ -238,6 +238,9 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
   // allocations.
   llvm::json::Array buffers;
   DenseMap<Value, int64_t> bufferIds;
+  // Whether each buffer (by id) may be touched by a once kernel: parameters
+  // and what once kernels derive from them.
+  SmallVector<bool> fromParameters;
   // `logicalDtype` (the kgraph.dtype attribute) names the tensor type of a
   // buffer stored in another type: i1 tensors live in i8 buffers.
   // Dtype names and element sizes are the element-type table's.
@@ -262,6 +265,7 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
     }
     int64_t id = bufferIds.size();
     bufferIds[v] = id;
+    fromParameters.push_back(kind == "parameter" || kind == "derived");
     llvm::json::Object buffer{
         {"id", id},
         {"kind", kind},
@@ -300,8 +304,10 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
     // (a "tensor_maps" argument).
     if (alloc->hasAttr(kTensorMapsAttrName))
       return WalkResult::advance();
-    if (failed(addBuffer(alloc, "intermediate", std::nullopt,
-                         alloc->getAttr(kDtypeAttrName))))
+    if (failed(addBuffer(alloc,
+                         alloc->hasAttr(kDerivedAttrName) ? "derived"
+                                                          : "intermediate",
+                         std::nullopt, alloc->getAttr(kDtypeAttrName))))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -326,6 +332,7 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
         return emitError(launch.getLoc(), "dynamic shared memory must be a constant");
       shared = *d;
     }
+    bool once = launch->hasAttr(kOnceAttrName);
     llvm::json::Array args;
     for (Value operand : launch.getKernelOperands()) {
       if (auto alloc = operand.getDefiningOp<memref::AllocOp>()) {
@@ -342,6 +349,12 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
       FailureOr<PlanBufferRef> ref = resolvePlanBuffer(operand, bufferIds);
       if (failed(ref))
         return emitError(launch.getLoc(), "kernel operand is not a plan buffer");
+      // A once kernel runs at load, before any call's buffers exist.
+      if (once && !fromParameters[ref->buffer])
+        return emitError(launch.getLoc(), "a '")
+               << kOnceAttrName << "' launch uses buffer " << ref->buffer
+               << ", which is neither a parameter nor '" << kDerivedAttrName
+               << "'";
       llvm::json::Object arg{{"kind", "buffer"}, {"buffer", ref->buffer}};
       if (ref->byteOffset != 0)
         arg["byte_offset"] = ref->byteOffset;
@@ -353,6 +366,8 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
         {"block", llvm::json::Array{dims[3], dims[4], dims[5]}},
         {"shared_bytes", shared},
         {"args", std::move(args)}};
+    if (once)
+      kernel["once"] = true;
     if (failed(addKernelInfo(launch, kernel)))
       return failure();
     kernels.push_back(std::move(kernel));

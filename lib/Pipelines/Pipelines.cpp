@@ -122,7 +122,9 @@ LogicalResult kgraph::buildCompilePipeline(OpPassManager &pm,
   if (last == 0)
     return success();
   // gpu
-  pm.addPass(createKGraphLowerToGPU());
+  KGraphLowerToGPUOptions lower;
+  lower.hoistParameterKernels = options.hoistParameterKernels;
+  pm.addPass(createKGraphLowerToGPU(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (last == 1)

@@ -89,6 +89,14 @@ static llvm::cl::opt<double> splitKMinGain(
                    "the model's estimate drops at least this factor (default "
                    "1.25; at least 1)"),
     llvm::cl::init(1.25), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> hoistParameterKernels(
+    "hoist-parameter-kernels",
+    llvm::cl::desc("With --tile: kernels that compute only from the model's "
+                   "parameters (a filter rearranged for a split-K or "
+                   "space-to-depth conv) become the plan's once kernels, run "
+                   "at load instead of on every call (on by default; =false "
+                   "keeps them per call)"),
+    llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> fuseReport(
     "fuse-report",
     llvm::cl::desc("With --fuse: a remark per group formed and per kernel op "
@@ -280,6 +288,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--split-k-convs needs --tile=<target>");
     if (splitKMinGain.getNumOccurrences())
       return fail("--split-k-min-gain needs --tile=<target>");
+    if (hoistParameterKernels.getNumOccurrences())
+      return fail("--hoist-parameter-kernels needs --tile=<target>");
     if (listConfigs.getNumOccurrences())
       return fail("--list-configs needs --tile=<target>");
     if (!tuningDb.empty() || tuningReport)
@@ -333,6 +343,7 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
   options.tuningDb = tuningDb;
   options.tuningGpu = tuningGpu;
   options.tuningReport = tuningReport;
+  options.hoistParameterKernels = hoistParameterKernels;
   // Resolved here, where the executable's path is known, so a libdevice
   // carried beside the binary (the static package, docs/runtime.md) is found.
   options.cudaPath = cudaPath.empty()

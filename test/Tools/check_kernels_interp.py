@@ -61,6 +61,11 @@ def compile_graph(opt, text, target, fuse, flags=()):
     fl += [f for f in flags if f != "--fuse"]
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "g.mlir")
+        if "kgraph.param" in text:
+            # Parameters need a weights file; the interpreter takes their
+            # values from the run's inputs (check_one), so it may be empty.
+            text = f'module attributes {{kgraph.weights = "w.safetensors"}} {{\n{text}}}\n'
+            open(os.path.join(d, "w.safetensors"), "w").close()
         with open(src, "w") as f:
             f.write(text)
         # Relative paths: the locations in the plan and IR do not depend on d.
@@ -192,16 +197,23 @@ def check_one(opt, run, target, fuse, seed=0, mutate=None, verbose=False, compil
         return "unchanged", "the mutation matches nothing", len(fplan["kernels"])
     rng = np.random.default_rng(seed)
     xs = run.make_inputs(seed) if run.make_inputs else make_inputs(rng, run.inputs)
+    # Arguments marked {kgraph.param = "argN"} are parameters (N: the
+    # argument's position, its value xs[N]); the others are the real
+    # inputs, in order.
+    params = {b["name"]: xs[int(b["name"][3:])] for b in fplan["buffers"]
+              if b["kind"] == "parameter"}
+    param_pos = {int(n[3:]) for n in params}
+    real = [x for i, x in enumerate(xs) if i not in param_pos]
     ins = {}
     in_bufs = [b for b in fplan["buffers"] if b["kind"] == "input"]
     for b in in_bufs:
-        ins[b["index"]] = xs[b["index"]]
+        ins[b["index"]] = real[b["index"]]
     try:
         module = Module(ir)
     except ParseError as e:
         return "invalid", f"the kernel IR does not parse: {e}", len(fplan["kernels"])
     try:
-        outs, unwritten = run_plan(fplan, module, ins)
+        outs, unwritten = run_plan(fplan, module, ins, params)
     except UndefinedValue as e:
         return "invalid", str(e), len(fplan["kernels"])
     except (KernelError, Unsupported) as e:

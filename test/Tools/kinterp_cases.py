@@ -602,14 +602,18 @@ conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16",
 # a grouped conv of partial sums over channel slices and their sum, into
 # which the bias, residual and relu fuse. The shapes are ones the model
 # splits on every target (lit test split-k-convs-pipeline.test checks it).
-def splitk_case(name, layout, dt, n, c, h, w, f, k, stride, pad, residual=False):
+def splitk_case(name, layout, dt, n, c, h, w, f, k, stride, pad, residual=False,
+                params=False):
+    """params: the filter and bias are model parameters, so the filter's
+    rearrangement is a once kernel (run first, into a derived buffer)."""
     oh = (h + pad[0] + pad[1] - k) // stride + 1
     ow = (w + pad[2] + pad[3] - k) // stride + 1
     xs = [n, h, w, c] if layout == "nhwc" else [n, c, h, w]
     ws = [f, k, k, c] if layout == "nhwc" else [f, c, k, k]
     ys = [n, oh, ow, f] if layout == "nhwc" else [n, f, oh, ow]
     bs = [f] if layout == "nhwc" else [f, 1, 1]
-    args = f"%x: {t(xs, dt)}, %w: {t(ws, dt)}, %b: {t(bs, dt)}"
+    mark = (lambda i: f' {{kgraph.param = "arg{i}"}}') if params else (lambda i: "")
+    args = f"%x: {t(xs, dt)}, %w: {t(ws, dt)}{mark(1)}, %b: {t(bs, dt)}{mark(2)}"
     inputs = [(xs, dt, -1.0, 1.0), (ws, dt, -1.0, 1.0), (bs, dt, -0.5, 0.5)]
     body = (f"  %y = kgraph.conv2d %x, %w layout = {layout} strides = [{stride}, {stride}] "
             f"padding = [{', '.join(map(str, pad))}] : {t(xs, dt)}, {t(ws, dt)} -> {t(ys, dt)}\n"
@@ -640,6 +644,8 @@ splitk_case("splitk_nhwc_f16_1x3x3x256_f40_k3p1_res", "nhwc", "f16", 1, 256, 3, 
             (1, 1, 1, 1), residual=True)
 splitk_case("splitk_nchw_f32_1x256x5x4_f24_k3s2p1", "nchw", "f32", 1, 256, 5, 4, 24, 3, 2,
             (1, 1, 1, 0))
+splitk_case("splitk_params_nhwc_f16_1x3x3x256_f40_k3p1_res", "nhwc", "f16", 1, 256, 3, 3,
+            40, 3, 1, (1, 1, 1, 1), residual=True, params=True)
 
 
 # ---- stencils and pooling --------------------------------------------------------------------

@@ -41,7 +41,22 @@ def KGraphLowerToGPU : Pass<"kgraph-lower-to-gpu", "::mlir::ModuleOp"> {
     }
     gpu.module @kgraph_kernels { gpu.func @main_k0(...) kernel {...} }
     ```
+
+    A group whose inputs all come from the function's parameters
+    (`kgraph.param` arguments, views of them, results of other such groups),
+    such as the filter rearrangement of a split-K or space-to-depth conv, and
+    whose results are not the function's, computes the same thing on every
+    call: its launch is marked `kgraph.once` and its result buffers
+    `kgraph.derived`, and the launch plan has the runtime run it once per
+    device after the parameter upload (`hoist-parameter-kernels=false`
+    keeps it in every call).
   }];
+  let options = [
+    Option<"hoistParameterKernels", "hoist-parameter-kernels", "bool",
+           /*default=*/"true",
+           "mark kernels that compute only from parameters kgraph.once (run "
+           "once at load, not per call)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

@@ -41,6 +41,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("with split-k-convs: the least factor the model's "
                      "estimate must drop by (kgraph-split-k-convs{min-gain})"),
       llvm::cl::init(1.25)};
+  Option<bool> hoistParameterKernels{
+      *this, "hoist-parameter-kernels",
+      llvm::cl::desc("run kernels that compute only from parameters once at "
+                     "load, not per call (kgraph-lower-to-gpu{"
+                     "hoist-parameter-kernels}; on by default)"),
+      llvm::cl::init(true)};
   Option<bool> fuseReport{
       *this, "fuse-report",
       llvm::cl::desc("with fuse: a remark per group formed and per kernel "

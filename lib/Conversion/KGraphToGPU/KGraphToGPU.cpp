@@ -432,6 +432,7 @@ static DictionaryAttr getKernelInfo(FusedOp group,
 namespace {
 struct LowerToGPUPass
     : public kgraph::impl::KGraphLowerToGPUBase<LowerToGPUPass> {
+  using Base::Base;
   void runOnOperation() override;
   LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp kernels,
                               SymbolTable &kernelSymbols,
@@ -499,6 +500,13 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           getStorageMemRefType(llvm::cast<RankedTensorType>(input.getType())),
           offset);
   }
+  // Values that depend on the parameters alone: a group reading only them
+  // runs once at load (kgraph.once), its results kept (kgraph.derived).
+  DenseSet<Value> fromParameters;
+  if (hoistParameterKernels)
+    for (BlockArgument arg : oldBody.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), kParamAttrName))
+        fromParameters.insert(arg);
   unsigned kernelIndex = 0;
   for (Operation &op : llvm::make_early_inc_range(oldBody)) {
     // A view: its result is a memref view of its input's buffer, which the
@@ -514,6 +522,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
                                        RankedTensorType>(
                                        op.getResult(0).getType())),
                                    *byteOffset));
+      if (fromParameters.contains(op.getOperand(0)))
+        fromParameters.insert(op.getResult(0));
       continue;
     }
     auto group = llvm::dyn_cast<FusedOp>(op);
@@ -521,6 +531,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
       continue;
     auto config =
         llvm::cast<KernelConfigAttrInterface>(group->getAttr(kConfigAttrName));
+    // Results with a buffer already (the function's outputs, concat
+    // pieces) are written on every call.
+    bool once = hoistParameterKernels &&
+                llvm::all_of(group.getInputs(),
+                             [&](Value v) { return fromParameters.contains(v); }) &&
+                llvm::none_of(group.getResults(), [&](Value v) {
+                  return bool(resultBuffer.lookup(v));
+                });
     SmallVector<Value> operands;
     for (Value input : group.getInputs()) {
       Value buffer = buffers.lookupOrNull(input);
@@ -538,8 +556,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
         if (StringAttr dtype =
                 getLogicalDtypeAttr(getElementTypeOrSelf(result.getType())))
           buffer.getDefiningOp()->setAttr(kDtypeAttrName, dtype);
+        if (once)
+          buffer.getDefiningOp()->setAttr(kDerivedAttrName, b.getUnitAttr());
         allocations.push_back(buffer);
       }
+      if (once)
+        fromParameters.insert(result);
       buffers.map(result, buffer);
       operands.push_back(buffer);
     }
@@ -595,6 +617,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
     auto launchOp = gpu::LaunchFuncOp::create(b, group.getLoc(), kernel, grid,
                                               block, sharedBytes, operands);
     launchOp->setAttr(kKernelInfoAttrName, getKernelInfo(group, config));
+    if (once)
+      launchOp->setAttr(kOnceAttrName, b.getUnitAttr());
   }
   for (Value alloc : allocations)
     memref::DeallocOp::create(b, loc, alloc);

@@ -103,6 +103,15 @@ mlir::FailureOr<mlir::ArrayAttr> getGemmTensorMaps(FusedOp group,
 /// maps of a launch (read by the plan emitter).
 inline constexpr llvm::StringLiteral kTensorMapsAttrName = "kgraph.tensor_maps";
 
+/// Names of the host attributes of a kernel that reads only the function's
+/// parameters (and what other such kernels computed from them): its
+/// gpu.launch_func is `kgraph.once` and the memref.alloc of each of its
+/// results `kgraph.derived`. The plan emitter writes them as `"once": true`
+/// kernels and `derived` buffers, which a runtime computes once per device
+/// after the parameter upload instead of on every call.
+inline constexpr llvm::StringLiteral kOnceAttrName = "kgraph.once";
+inline constexpr llvm::StringLiteral kDerivedAttrName = "kgraph.derived";
+
 /// Name of the host gpu.launch_func attribute describing the kernel for the
 /// launch plan's profile fields (docs/launch-plan.md): a dictionary with
 /// `ops` (the group's ops: `{op = "kgraph.conv2d", loc = "model.py:12"}`),
