@@ -90,6 +90,7 @@ void kgraph::buildKernelFormationPasses(OpPassManager &pm,
     KGraphSplitKConvsOptions split;
     split.target = options.target;
     split.minGain = options.splitKMinGain;
+    split.hoistedFilters = options.hoistParameterKernels;
     pm.addNestedPass<func::FuncOp>(createKGraphSplitKConvs(split));
   }
   if (options.fuse) {

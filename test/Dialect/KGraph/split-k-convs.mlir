@@ -2,6 +2,7 @@
 // RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-split-k-convs{target=sm_90a report=true}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-split-k-convs{target=sm_80}))' | FileCheck %s --check-prefix=SM80
 // RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-split-k-convs{target=sm_90a min-gain=1.0}))' | FileCheck %s --check-prefix=GAIN1
+// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-split-k-convs{target=sm_90a hoisted-filters=false}))' | FileCheck %s --check-prefix=PERCALL
 
 // A batch-1 ResNet-50 last-stage 3x3 conv (49 pixels, K = 4608): the
 // filter's channel slices stacked along F, a grouped conv of f32 partial
@@ -103,5 +104,38 @@ func.func @i8(%x: tensor<1x7x7x512xi8>, %w: tensor<512x3x3x512xi8>) -> tensor<1x
 // GAIN1: kgraph.reduce sum
 func.func @not_enough_gain(%x: tensor<1x14x14x1024xf16>, %w: tensor<256x1x1x1024xf16>) -> tensor<1x14x14x256xf16> {
   %0 = kgraph.conv2d %x, %w layout = nhwc : tensor<1x14x14x1024xf16>, tensor<256x1x1x1024xf16> -> tensor<1x14x14x256xf16>
+  return %0 : tensor<1x14x14x256xf16>
+}
+
+// -----
+
+// The same conv with the filter a model parameter: its slices are stacked
+// once at load (kgraph-lower-to-gpu{hoist-parameter-kernels}), so the
+// per-call estimate has neither the copy nor its launch, and the split
+// pays. hoisted-filters=false prices the copy per call: kept.
+// REPORT: remark: split-K on sm_90a: split into {{[0-9]+}} channel slices, estimated {{.*}} us split (grouped conv, sum; filter copied at load)
+// CHECK-LABEL: func @parameter_filter
+// CHECK: kgraph.transpose
+// CHECK: kgraph.conv2d {{.*}} groups =
+// CHECK: kgraph.reduce sum
+// PERCALL-LABEL: func @parameter_filter
+// PERCALL-NOT: kgraph.reduce
+// PERCALL: return
+func.func @parameter_filter(%x: tensor<1x14x14x1024xf16>, %w: tensor<256x1x1x1024xf16> {kgraph.param = "w"}) -> tensor<1x14x14x256xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc : tensor<1x14x14x1024xf16>, tensor<256x1x1x1024xf16> -> tensor<1x14x14x256xf16>
+  return %0 : tensor<1x14x14x256xf16>
+}
+
+// -----
+
+// A filter computed from a parameter by ops (a cast) counts as one too.
+// CHECK-LABEL: func @derived_filter
+// CHECK: kgraph.reduce sum
+// PERCALL-LABEL: func @derived_filter
+// PERCALL-NOT: kgraph.reduce
+// PERCALL: return
+func.func @derived_filter(%x: tensor<1x14x14x1024xf16>, %w: tensor<256x1x1x1024xf32> {kgraph.param = "w"}) -> tensor<1x14x14x256xf16> {
+  %h = kgraph.cast %w : tensor<256x1x1x1024xf32> to tensor<256x1x1x1024xf16>
+  %0 = kgraph.conv2d %x, %h layout = nhwc : tensor<1x14x14x1024xf16>, tensor<256x1x1x1024xf16> -> tensor<1x14x14x256xf16>
   return %0 : tensor<1x14x14x256xf16>
 }

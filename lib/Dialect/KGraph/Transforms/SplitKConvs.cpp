@@ -94,8 +94,27 @@ struct SplitPlan {
   double microseconds = 0, splitMicroseconds = 0;
 };
 
-/// The split the model prefers for `conv` (slices 1: none).
-SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain) {
+/// Whether `v` is computed from the function's parameters (kgraph.param
+/// arguments) and constants alone, within a few ops: what
+/// kgraph-lower-to-gpu{hoist-parameter-kernels} runs once at load.
+bool isFromParameters(Value v, int depth = 0) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+    auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return func && func.getArgAttr(arg.getArgNumber(), kParamAttrName);
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8 || op->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    return isFromParameters(operand, depth + 1);
+  });
+}
+
+/// The split the model prefers for `conv` (slices 1: none). With
+/// `hoistedFilters`, a filter from parameters is rearranged once at load:
+/// neither its copy nor its launch is paid per call.
+SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain,
+                    bool hoistedFilters) {
   SplitPlan plan;
   FailureOr<MatmulProblem> problem = getConvProblem(conv);
   if (failed(problem) || !problem->conv)
@@ -115,6 +134,7 @@ SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain) {
   const ConvGeometry &g = *p.conv;
   double outputs = double(p.m) * double(g.filters);
   double filterBytes = double(g.filters) * double(p.k) * operand->storageBytes;
+  bool filterOnce = hoistedFilters && isFromParameters(conv.getFilter());
   int64_t minSliceChannels = std::max<int64_t>(
       kMaxWindowGroupChannels + 1, kVectorBytes / operand->storageBytes);
   for (int64_t s = 2; s <= kMaxSplit; s *= 2) {
@@ -137,12 +157,13 @@ SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain) {
     if (!gemm)
       continue;
     // The partials are written by the GEMM (its estimate counts that) and
-    // read once by the sum, which writes the result; the filter is copied.
+    // read once by the sum, which writes the result; the filter is copied
+    // (once at load if it comes from parameters and that is hoisted).
     double extra =
         target.dramMicroseconds(
             outputs * (double(s) * acc->storageBytes + result->storageBytes) +
-            2 * filterBytes) +
-        2 * kKernelMicroseconds;
+            (filterOnce ? 0 : 2 * filterBytes)) +
+        (filterOnce ? 1 : 2) * kKernelMicroseconds;
     double total = *gemm + extra;
     if (plan.bestSlices == 1 || total < plan.splitMicroseconds) {
       plan.bestSlices = s;
@@ -241,7 +262,7 @@ struct SplitKConvsPass
       ArrayRef<int64_t> dil = conv.getDilations();
       if (dil.size() != 2 || dil[0] != 1 || dil[1] != 1)
         return;
-      SplitPlan plan = planSplit(conv, *smTarget, minGain);
+      SplitPlan plan = planSplit(conv, *smTarget, minGain, hoistedFilters);
       // Reported: the splits taken, and those estimated faster but by
       // less than min-gain.
       if (report && plan.bestSlices > 1 &&
@@ -253,7 +274,10 @@ struct SplitKConvsPass
            << plan.bestSlices << " channel slices, estimated "
            << llvm::format("%.1f", plan.microseconds) << " us as written, "
            << llvm::format("%.1f", plan.splitMicroseconds)
-           << " us split (grouped conv, sum, filter copy)";
+           << " us split (grouped conv, sum"
+           << (hoistedFilters && isFromParameters(conv.getFilter())
+                   ? "; filter copied at load)"
+                   : ", filter copy)");
         if (plan.slices == 1)
           os << ": less than " << llvm::format("%.2f", double(minGain))
              << "x faster";

@@ -167,8 +167,9 @@ def KGraphSplitKConvs
 
     The GEMM model decides, per conv, on `target`: the split (2, 4, ... 32)
     whose estimate (the grouped GEMM, the partials' round trip through
-    memory, the filter's copy and two more kernels' launches) is the
-    lowest, taken only when it is at least `min-gain` (1.25) times below
+    memory, the filter's copy and two more kernels' launches; with
+    `hoisted-filters`, a filter computed from parameters alone costs
+    nothing per call and one kernel more is launched) is the lowest, taken only when it is at least `min-gain` (1.25) times below
     the conv's own estimate. A grid of blocks alone on their SMs is
     estimated at no less than 800 clocks per main-loop iteration (measured
     on the H200 for ResNet-50's batch-1 layers, where the model's
@@ -208,6 +209,10 @@ def KGraphSplitKConvs
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark per conv2d split, and per conv2d whose best split "
            "is estimated faster by less than min-gain, with the estimates">,
+    Option<"hoistedFilters", "hoisted-filters", "bool", /*default=*/"true",
+           "The filter copy of a conv2d whose filter comes from parameters "
+           "alone runs once at load (kgraph-lower-to-gpu{"
+           "hoist-parameter-kernels}), not in the per-call estimate">,
   ];
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }
