@@ -179,10 +179,10 @@ def bench_resnet50(tuning_db=None, variant_flags=None, variant_batches=(256,)):
             if tuning_db:
                 compare_variant(model, prog, xk, ref, t_e, t_c, "tuned",
                                 dict(tuning_db=tuning_db))
-            if variant_flags:
-                compare_variant(model, prog, xk, ref, t_e, t_c, "flags",
-                                dict(extra_flags=variant_flags.split()),
-                                label=variant_flags)
+            for i, flags in enumerate(variant_flags or ()):
+                compare_variant(model, prog, xk, ref, t_e, t_c,
+                                "flags" if i == 0 else f"flags{i + 1}",
+                                dict(extra_flags=flags.split()), label=flags)
         del prog
 
 
@@ -264,10 +264,11 @@ def main():
     ap.add_argument("--tuning-db", default=None,
                     help="also compile ResNet-50 with this tuning database "
                     "(python3 -m kgraph.tune) and time it beside the defaults")
-    ap.add_argument("--variant-flags", default=None,
+    ap.add_argument("--variant-flags", action="append", default=None,
                     help="also compile ResNet-50 with these extra kgraph-opt "
                     "flags (e.g. '--split-k-convs=false') and time it beside "
-                    "the defaults")
+                    "the defaults; repeat for several variants (rows "
+                    "'flags', 'flags2', ...)")
     ap.add_argument("--variant-batches", default="256",
                     help="the ResNet-50 batches (of 256,1) --tuning-db and "
                     "--variant-flags apply to (default 256; batch 1 compares "
