@@ -312,8 +312,10 @@ class Program:
         outs = ", ".join(b.describe() for b in self.spec.outputs)
         params = (f", {len(self.spec.parameters)} parameter(s)"
                   if self.spec.parameters else "")
+        once = (f" (+{len(self.spec.once_kernels)} once at load)"
+                if self.spec.once_kernels else "")
         return (f"<kgraph.Program @{self.spec.name}({ins}) -> ({outs}), "
-                f"{len(self.spec.kernels)} kernel(s){params}, "
+                f"{len(self.spec.kernels)} kernel(s){once}{params}, "
                 f"{self.plan.target}>")
 
     # --- GPU state ---------------------------------------------------------------

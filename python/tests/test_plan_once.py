@@ -56,6 +56,7 @@ def test_plan_splits_once_kernels(once):
     assert [k.name for k in spec.once_kernels] == ["fake_neg_f32"]
     assert spec.once_kernels[0].once and not spec.kernels[0].once
     assert [b.id for b in spec.derived] == [2] and spec.intermediates == ()
+    assert "1 kernel(s) (+1 once at load), 1 parameter(s)" in repr(kgraph.load(once()))
 
 
 def test_once_kernels_run_once_per_device(fake_cuda, once, monkeypatch):
