@@ -500,6 +500,14 @@ def _parse_functions(c, data, prefix: str):
     return functions
 
 
+def _arg_buffers(arg: ArgSpec):
+    """The ids of the buffers a kernel argument reaches: its buffer, or the
+    buffers its tensor maps describe (none for a scalar)."""
+    if arg.kind == "buffer":
+        return [arg.buffer]
+    return [m.buffer for m in arg.maps]
+
+
 def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
     """One function's buffers and kernels from ``data`` (the plan itself for
     version 1, an entry of ``functions`` for version 2); field names in
@@ -634,9 +642,7 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
             # A once kernel runs before any input exists: everything it
             # touches must be a parameter or derived from them.
             for a_i, a in enumerate(args):
-                refs = [a.buffer] if a.kind == "buffer" else \
-                    [m.buffer for m in a.maps]
-                for bid in refs:
+                for bid in _arg_buffers(a):
                     if by_id[bid].kind not in ("parameter", "derived"):
                         c.fail(f"{where}.args[{a_i}]",
                                f"a once kernel uses {by_id[bid].kind} buffer "
@@ -645,11 +651,10 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
                                   tuple(ops), flops, nbytes, compute, once))
     if not kernels:
         c.fail(at("kernels"), "the plan has no kernel")
-    written = {ref for k in kernels if k.once for a in k.args
-               for ref in ([a.buffer] if a.kind == "buffer" else
-                           [m.buffer for m in a.maps])}
+    used_once = {bid for k in kernels if k.once for a in k.args
+                 for bid in _arg_buffers(a)}
     for i, b in enumerate(buffers):
-        if b.kind == "derived" and b.id not in written:
+        if b.kind == "derived" and b.id not in used_once:
             c.fail(at(f"buffers[{i}]"), f"derived buffer {b.id} is used by no "
                                         f"once kernel (nothing computes it)")
     if all(k.once for k in kernels):

@@ -407,13 +407,9 @@ class Program:
                 ptr = drv.mem_alloc(max(b.bytes, 1))
                 made.append(ptr)
                 addresses[b.id] = ptr
-            fns = self._kernels_on(drv, ordinal, self.spec.once_kernels)
-            for k_i, (k, fn) in enumerate(zip(self.spec.once_kernels, fns)):
-                map_addresses = self._tensor_map_addresses(
-                    drv, ordinal, None, ("once", k_i), k, addresses, maps)
-                params = pack_kernel_params(k, addresses, map_addresses)
-                drv.launch(fn, k.grid, k.block, k.shared_bytes, None,
-                           params.array, name=k.name)
+            self._launch(drv, self._pack_launches(
+                drv, ordinal, None, addresses, maps,
+                kernels=self.spec.once_kernels), None)
             drv.synchronize(None)
         except BaseException:
             for b in self.spec.derived:
@@ -500,10 +496,15 @@ class Program:
                     cache.popitem(last=False)
         return launches
 
-    def _pack_launches(self, drv, ordinal, stream, addresses, owned):
-        fns = self._kernels_on(drv, ordinal)
+    def _pack_launches(self, drv, ordinal, stream, addresses, owned,
+                       kernels=None):
+        """The launches of ``kernels`` (default the per-call ones). Tensor
+        maps are cached by kernel index unless ``owned`` collects them, as
+        it must for any other kernel list."""
+        kernels = self.spec.kernels if kernels is None else kernels
+        fns = self._kernels_on(drv, ordinal, kernels)
         launches = []
-        for k_i, (k, fn) in enumerate(zip(self.spec.kernels, fns)):
+        for k_i, (k, fn) in enumerate(zip(kernels, fns)):
             map_addresses = self._tensor_map_addresses(
                 drv, ordinal, stream, k_i, k, addresses, owned)
             launches.append((k, fn, pack_kernel_params(k, addresses,
