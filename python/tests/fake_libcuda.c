@@ -556,4 +556,6 @@ int fake_live_streams(void) { return liveStreams; }
 int fake_live_graphs(void) { return liveGraphs + liveExecs; }
 int fake_live_events(void) { return liveEvents; }
 int fake_graph_launches(void) { return graphLaunches; }
-void fake_reset(void) { numLaunches = 0; numMaps = 0; graphLaunches = 0; }
+// Each test starts with no launches, maps or function handles (handles of
+// earlier tests' Programs would otherwise fill the table, MAX_FUNCS).
+void fake_reset(void) { numLaunches = 0; numMaps = 0; graphLaunches = 0; numFuncs = 0; }
