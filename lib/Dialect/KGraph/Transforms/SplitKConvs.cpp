@@ -92,6 +92,8 @@ struct SplitPlan {
   /// The split taken (1: none) and the best one tried (1: none fit).
   int64_t slices = 1, bestSlices = 1;
   double microseconds = 0, splitMicroseconds = 0;
+  /// The filter's stacking runs once at load, not per call.
+  bool filterAtLoad = false;
 };
 
 /// Whether `v` is computed from the function's parameters (kgraph.param
@@ -134,7 +136,7 @@ SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain,
   const ConvGeometry &g = *p.conv;
   double outputs = double(p.m) * double(g.filters);
   double filterBytes = double(g.filters) * double(p.k) * operand->storageBytes;
-  bool filterOnce = hoistedFilters && isFromParameters(conv.getFilter());
+  plan.filterAtLoad = hoistedFilters && isFromParameters(conv.getFilter());
   int64_t minSliceChannels = std::max<int64_t>(
       kMaxWindowGroupChannels + 1, kVectorBytes / operand->storageBytes);
   for (int64_t s = 2; s <= kMaxSplit; s *= 2) {
@@ -162,8 +164,8 @@ SplitPlan planSplit(Conv2dOp conv, const SMTarget &target, double minGain,
     double extra =
         target.dramMicroseconds(
             outputs * (double(s) * acc->storageBytes + result->storageBytes) +
-            (filterOnce ? 0 : 2 * filterBytes)) +
-        (filterOnce ? 1 : 2) * kKernelMicroseconds;
+            (plan.filterAtLoad ? 0 : 2 * filterBytes)) +
+        (plan.filterAtLoad ? 1 : 2) * kKernelMicroseconds;
     double total = *gemm + extra;
     if (plan.bestSlices == 1 || total < plan.splitMicroseconds) {
       plan.bestSlices = s;
@@ -275,9 +277,8 @@ struct SplitKConvsPass
            << llvm::format("%.1f", plan.microseconds) << " us as written, "
            << llvm::format("%.1f", plan.splitMicroseconds)
            << " us split (grouped conv, sum"
-           << (hoistedFilters && isFromParameters(conv.getFilter())
-                   ? "; filter copied at load)"
-                   : ", filter copy)");
+           << (plan.filterAtLoad ? "; filter copied at load)"
+                                 : ", filter copy)");
         if (plan.slices == 1)
           os << ": less than " << llvm::format("%.2f", double(minGain))
              << "x faster";
