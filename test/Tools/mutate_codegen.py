@@ -274,14 +274,26 @@ MUTATIONS = [
         "stage that reads it for the last time (overwritten while read)"),
     Mutation(
         "stencil_separable_column_rows", D + "StencilEmitter.cpp",
-        "              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[r + ky]);\n",
-        "              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[ky]);\n",
+        "                           rowSums[r + ky]);\n",
+        "                           rowSums[ky]);\n",
         "a separable filter's column pass combines the first rows' sums for "
         "every output row of the thread"),
     Mutation(
+        "stencil_vector_lane_shifted", D + "StencilEmitter.cpp",
+        "    Value val = vector::ExtractOp::create(b, loc, row4, dx - base);\n",
+        "    Value val = vector::ExtractOp::create(b, loc, row4, (dx - base + 1) % vec);\n",
+        "a strip of several columns takes each shared-memory tap from the "
+        "next lane of its aligned vector"),
+    Mutation(
+        "stencil_strip_column_ignored", D + "StencilEmitter.cpp",
+        "  auto column = [&](int64_t e, int64_t kx) { return e * sx + kx - pad[2]; };\n",
+        "  auto column = [&](int64_t e, int64_t kx) { return kx - pad[2]; };\n",
+        "a pool in a strip of several columns computes every column's window "
+        "at the strip's first column"),
+    Mutation(
         "stencil_pool_rows_unstrided", D + "StencilEmitter.cpp",
-        "          combine(acc, rowCombine(k, r * sy - pad[0] + ky));\n",
-        "          combine(acc, rowCombine(k, r - pad[0] + ky));\n",
+        "            combine(acc, rowCombine(k, r * sy - pad[0] + ky, e));\n",
+        "            combine(acc, rowCombine(k, r - pad[0] + ky, e));\n",
         "a separable pool's rows ignore its row stride"),
     Mutation(
         "window_filter_chunks_transposed", D + "WindowEmitter.cpp",

@@ -2,7 +2,8 @@
 //
 // One block computes a tile_h x tile_w output tile of one image (and, for a
 // lone pool2d, one block of <= 4 channels); the regions and shared-memory
-// layout come from planStencilGroup (StencilTiling.h). The kernel:
+// layout come from planStencilGroup (StencilTiling.h). A thread computes
+// strips of rows_per_thread x cols_per_thread positions. The kernel:
 //
 //   1. stages every group input a conv2d/pool2d reads: its region (tile plus
 //      halo) from global memory into shared memory as f32 (i32 for the
@@ -10,13 +11,17 @@
 //      positions outside the image get the reader's padding value (0, or
 //      -inf, the i32 minimum for integers, for max pool);
 //   2. for each other materialized value, in topological order: computes it
-//      over its region in strips of rows_per_thread rows per thread and
-//      stores it (padding value outside the image); barrier;
+//      over its region strip by strip and stores it (padding value outside
+//      the image); barrier;
 //   3. computes the yielded values over the tile and stores them once.
 //
 // Values that no conv2d/pool2d reads are computed where they are used.
 // Filter taps are fully unrolled; a strip's shared-memory loads are reused
-// by its rows and by every op of the strip. Arithmetic is f32 (elementwise
+// by its rows, its columns and every op of the strip. With
+// cols_per_thread = V > 1, regions start and end on multiples of V columns
+// (planStencilGroup), so shared-memory rows are read and written as aligned
+// V-vectors, and rows of global memory whose width is a multiple of V are
+// staged, read and stored as V-vectors too. Arithmetic is f32 (elementwise
 // ops through ScalarOps.h; integers in i32), each op's result rounded to
 // its element type.
 //
@@ -29,6 +34,7 @@
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <limits>
@@ -92,6 +98,10 @@ private:
   }
 
   int64_t rowsPerThread() const { return config.getRowsPerThread(); }
+  int64_t colsPerThread() const { return config.getColsPerThread(); }
+  /// Positions of a strip; a thread's values of `v` are
+  /// [rows][cols][channels], lane = row * colsPerThread() + col.
+  int64_t lanes() const { return rowsPerThread() * colsPerThread(); }
   /// {N, C, H, W} of a 4-D value.
   std::array<int64_t, 4> dims(Value v) const {
     ArrayRef<int64_t> s = llvm::cast<ShapedType>(v.getType()).getShape();
@@ -120,6 +130,43 @@ private:
                         .compose(AccessMap::broadcast(shape, stored));
     return map.emitIndices(b, loc, {n, ch, y, x});
   }
+  /// The kernel buffer `memrefType` (a group input read at image
+  /// coordinates, image width `w`) keeps image rows as its innermost dim,
+  /// whole, with a width that is a multiple of colsPerThread():
+  /// colsPerThread() consecutive positions from a multiple of it are one
+  /// aligned vector.
+  bool hasVectorRows(MemRefType memrefType, int64_t w) const {
+    int64_t v = colsPerThread();
+    if (v == 1)
+      return false;
+    ArrayRef<int64_t> shape = memrefType.getShape();
+    SmallVector<int64_t> stored(4 - shape.size(), 1);
+    llvm::append_range(stored, shape);
+    AccessMap map = AccessMap::activation(stored, plan.layout)
+                        .compose(AccessMap::broadcast(shape, stored));
+    ArrayRef<AccessMap::OperandDim> dims = map.getOperandDims();
+    unsigned bits = memrefType.getElementType().getIntOrFloatBitWidth();
+    return bits >= 8 && llvm::isPowerOf2_32(bits) && !dims.empty() && dims.back().outDim == 3 && dims.back().step == 1 &&
+           dims.back().offset == 0 && shape.back() == w && w % v == 0 &&
+           map.isContiguousAlong(3, v);
+  }
+  /// The V-vector of `buffer` (hasVectorRows for an h x w image) holding
+  /// image column `x`, a multiple of V, at row `y`, both clamped to the
+  /// image (a vector outside it reads the nearest one inside; the caller
+  /// masks such lanes).
+  Value loadRowVector(Value buffer, Value n, Value ch, Value y, Value x,
+                      int64_t h, int64_t w) {
+    auto memrefType = llvm::cast<MemRefType>(buffer.getType());
+    int64_t v = colsPerThread();
+    Value cx = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(w - v));
+    Type et = memrefType.getElementType();
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({v}, et), buffer,
+        bufferIndices(memrefType, n, ch, clampTo(y, h), cx),
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(v * et.getIntOrFloatBitWidth() / 8));
+  }
   Value kernelArg(Value blockArg) {
     return entry.getArgument(llvm::cast<BlockArgument>(blockArg).getArgNumber());
   }
@@ -142,6 +189,7 @@ private:
     stripX = relX;
     memo.clear();
     loads.clear();
+    vectorLoads.clear();
   }
   /// The R x channels values of `v` (row-major by row, then channel) at the
   /// strip; `compute` evaluates a materialized value instead of reading it.
@@ -171,6 +219,8 @@ private:
   Value stripY, stripX;
   DenseMap<Value, SmallVector<Value>> memo;
   DenseMap<std::tuple<Value, int64_t, int64_t, int64_t>, Value> loads;
+  /// (v, channel, dy, first column) -> the V-vector of shared memory.
+  DenseMap<std::tuple<Value, int64_t, int64_t, int64_t>, Value> vectorLoads;
 };
 
 } // namespace
@@ -196,7 +246,13 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   // before the first store: enough bytes in flight to cover DRAM latency at
   // a few blocks per SM. Positions past the region load a clamped
   // (in-image) address and skip the store.
-  int64_t items = sv.rows * sv.cols, threads = config.getNumThreads();
+  // With V-vector rows (the region's columns start at a multiple of V,
+  // planStencilGroup) a position is V consecutive columns.
+  int64_t vec = hasVectorRows(memrefType, w) && sv.cols % colsPerThread() == 0
+                    ? colsPerThread()
+                    : 1;
+  int64_t rowItems = sv.cols / vec;
+  int64_t items = sv.rows * rowItems, threads = config.getNumThreads();
   int64_t perThread = llvm::divideCeil(items, threads);
   int64_t unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 8));
   Value upper = c(items);
@@ -211,12 +267,29 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   SmallVector<Pending> pending;
   for (int64_t u = 0; u < unroll; ++u) {
     Value i = add(loop.getInductionVar(), u * threads);
-    Value ry = arith::DivUIOp::create(b, loc, i, c(sv.cols));
-    Value rx = arith::RemUIOp::create(b, loc, i, c(sv.cols));
+    Value ry = arith::DivUIOp::create(b, loc, i, c(rowItems));
+    Value rx = mul(arith::RemUIOp::create(b, loc, i, c(rowItems)), vec);
     Value y = add(originY, ry), x = add(originX, rx);
+    Pending p{i, ry, rx, {}};
+    if (vec > 1) {
+      // Lanes outside the image get the fill; the load stays inside.
+      for (int64_t k = 0; k < sv.channels; ++k) {
+        Value row = loadRowVector(buffer, image, add(channelBase, k), y, x, h, w);
+        SmallVector<Value> lanesK;
+        for (int64_t e = 0; e < vec; ++e) {
+          Value val = kgraph::detail::toComputeType(
+              b, loc, vector::ExtractOp::create(b, loc, row, e), et);
+          lanesK.push_back(arith::SelectOp::create(
+              b, loc, inImage(y, h, add(x, e), w), val, fill));
+        }
+        p.values.push_back(vector::FromElementsOp::create(
+            b, loc, VectorType::get({vec}, lanesK[0].getType()), lanesK));
+      }
+      pending.push_back(p);
+      continue;
+    }
     Value inside = inImage(y, h, x, w);
     Value cy = clampTo(y, h), cx = clampTo(x, w);
-    Pending p{i, ry, rx, {}};
     for (int64_t k = 0; k < sv.channels; ++k) {
       Value chIdx = add(channelBase, k);
       Value loaded = memref::LoadOp::create(
@@ -234,9 +307,16 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
       auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    for (auto [k, val] : llvm::enumerate(p.values))
-      memref::StoreOp::create(b, loc, val, shared.lookup(arg),
-                              ValueRange{c(k), p.ry, p.rx});
+    for (auto [k, val] : llvm::enumerate(p.values)) {
+      if (vec > 1)
+        vector::StoreOp::create(b, loc, val, shared.lookup(arg),
+                                ValueRange{c(k), p.ry, p.rx},
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(vec * 4));
+      else
+        memref::StoreOp::create(b, loc, val, shared.lookup(arg),
+                                ValueRange{c(k), p.ry, p.rx});
+    }
   }
 }
 
@@ -258,10 +338,11 @@ static bool readsGlobal(Value v, const StencilPlan &plan, bool root = true) {
 
 LogicalResult StencilEmitter::computeMaterialized(Value v,
                                                   const StencilValue &sv) {
-  int64_t rpt = rowsPerThread();
+  int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   std::array<int64_t, 4> d = dims(v);
   int64_t h = d[2], w = d[3];
-  int64_t items = (sv.rows / rpt) * sv.cols, threads = config.getNumThreads();
+  int64_t stripCols = sv.cols / cpt;
+  int64_t items = (sv.rows / rpt) * stripCols, threads = config.getNumThreads();
   // A value computed from global memory (e.g. a cast of the image) is
   // unrolled like the staging of inputs, up to 4 strips per trip with all
   // loads first, so enough loads are in flight. Strips past the region
@@ -284,8 +365,8 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     Value i = add(loop.getInductionVar(), u * threads);
     Value item = u == 0 ? i
                         : Value(arith::MinUIOp::create(b, loc, i, c(items - 1)));
-    Value sy = arith::DivUIOp::create(b, loc, item, c(sv.cols));
-    Value sx = arith::RemUIOp::create(b, loc, item, c(sv.cols));
+    Value sy = arith::DivUIOp::create(b, loc, item, c(stripCols));
+    Value sx = mul(arith::RemUIOp::create(b, loc, item, c(stripCols)), cpt);
     Value row0 = mul(sy, rpt);
     Value stripRow = add(row0, sv.y0);
     beginStrip(stripRow, add(sx, sv.x0));
@@ -305,12 +386,25 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
     for (int64_t r = 0; r < rpt; ++r) {
-      Value inside = inImage(add(p.y0, r), h, p.x, w);
+      SmallVector<Value> inside;
+      for (int64_t e = 0; e < cpt; ++e)
+        inside.push_back(inImage(add(p.y0, r), h, add(p.x, e), w));
       for (int64_t k = 0; k < sv.channels; ++k) {
-        Value val = arith::SelectOp::create(
-            b, loc, inside, p.values[r * sv.channels + k], fill);
-        memref::StoreOp::create(b, loc, val, shared.lookup(v),
-                                ValueRange{c(k), add(p.row0, r), p.sx});
+        SmallVector<Value> row;
+        for (int64_t e = 0; e < cpt; ++e)
+          row.push_back(arith::SelectOp::create(
+              b, loc, inside[e], p.values[(r * cpt + e) * sv.channels + k],
+              fill));
+        SmallVector<Value, 3> at{c(k), add(p.row0, r), p.sx};
+        if (cpt == 1)
+          memref::StoreOp::create(b, loc, row[0], shared.lookup(v), at);
+        else
+          vector::StoreOp::create(
+              b, loc,
+              vector::FromElementsOp::create(
+                  b, loc, VectorType::get({cpt}, row[0].getType()), row),
+              shared.lookup(v), at, /*nontemporal=*/false,
+              llvm::MaybeAlign(cpt * 4));
       }
     }
   }
@@ -318,13 +412,13 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
 }
 
 LogicalResult StencilEmitter::storeResults() {
-  int64_t rpt = rowsPerThread();
+  int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   int64_t th = config.getTileH(), tw = config.getTileW();
   unsigned numInputs = group.getInputs().size();
   LogicalResult status = success();
-  forEachItem((th / rpt) * tw, [&](Value i) {
-    Value sy = arith::DivUIOp::create(b, loc, i, c(tw));
-    Value sx = arith::RemUIOp::create(b, loc, i, c(tw));
+  forEachItem((th / rpt) * (tw / cpt), [&](Value i) {
+    Value sy = arith::DivUIOp::create(b, loc, i, c(tw / cpt));
+    Value sx = mul(arith::RemUIOp::create(b, loc, i, c(tw / cpt)), cpt);
     beginStrip(mul(sy, rpt), sx);
     SmallVector<SmallVector<Value>> results;
     for (Value v : group.getYield().getValues()) {
@@ -336,24 +430,64 @@ LogicalResult StencilEmitter::storeResults() {
       results.push_back(*vals);
     }
     Value x = add(tileX, stripX);
-    for (int64_t r = 0; r < rpt; ++r) {
-      Value y = add(add(tileY, stripY), r);
-      Value inside = inImage(y, plan.h, x, plan.w);
-      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
+    // Stores of row r, columns [e0, e1) of the strip: one V-vector per
+    // channel where the buffer has vector rows and the whole strip is
+    // stored, else element by element.
+    auto storeRow = [&](int64_t r, Value y, int64_t e0, int64_t e1,
+                        bool vectors) {
       for (auto [k, v] : llvm::enumerate(group.getYield().getValues())) {
         Value buffer = entry.getArgument(numInputs + k);
         auto memrefType = llvm::cast<MemRefType>(buffer.getType());
         int64_t channels = channelsOf(v);
         for (int64_t ch = 0; ch < channels; ++ch) {
-          Value stored =
-              kgraph::detail::toStorageType(b, loc, results[k][r * channels + ch],
-                            elementType(v));
-          memref::StoreOp::create(
-              b, loc, stored, buffer,
-              bufferIndices(memrefType, image, add(channelBase, ch), y, x));
+          SmallVector<Value> stored;
+          for (int64_t e = e0; e < e1; ++e)
+            stored.push_back(kgraph::detail::toStorageType(
+                b, loc, results[k][(r * cpt + e) * channels + ch],
+                elementType(v)));
+          Value chIdx = add(channelBase, ch);
+          if (vectors && hasVectorRows(memrefType, plan.w)) {
+            Type et = memrefType.getElementType();
+            vector::StoreOp::create(
+                b, loc,
+                vector::FromElementsOp::create(
+                    b, loc, VectorType::get({cpt}, et), stored),
+                buffer, bufferIndices(memrefType, image, chIdx, y, x),
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(cpt * et.getIntOrFloatBitWidth() / 8));
+            continue;
+          }
+          for (int64_t e = e0; e < e1; ++e)
+            memref::StoreOp::create(
+                b, loc, stored[e - e0], buffer,
+                bufferIndices(memrefType, image, chIdx, y, add(x, e)));
         }
+      }
+    };
+    for (int64_t r = 0; r < rpt; ++r) {
+      Value y = add(add(tileY, stripY), r);
+      if (cpt == 1) {
+        auto ifOp = scf::IfOp::create(b, loc, inImage(y, plan.h, x, plan.w),
+                                      /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        storeRow(r, y, 0, 1, /*vectors=*/false);
+        continue;
+      }
+      // The whole strip row inside the image (x is a multiple of V), or
+      // column by column at the image's right edge.
+      Value whole = inImage(y, plan.h, add(x, cpt - 1), plan.w);
+      auto ifOp = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      storeRow(r, y, 0, cpt, /*vectors=*/true);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      for (int64_t e = 0; e < cpt; ++e) {
+        auto edge = scf::IfOp::create(
+            b, loc, inImage(y, plan.h, add(x, e), plan.w), /*withElse=*/false);
+        OpBuilder::InsertionGuard edgeGuard(b);
+        b.setInsertionPointToStart(edge.thenBlock());
+        storeRow(r, y, e, e + 1, /*vectors=*/false);
       }
     }
   });
@@ -366,6 +500,27 @@ Value StencilEmitter::sharedLoad(Value v, int64_t ch, int64_t dy, int64_t dx) {
     return hit;
   const StencilValue &sv = plan.values.find(v)->second;
   Value row = add(mul(stripY, sv.scaleY), dy - sv.y0);
+  int64_t vec = colsPerThread();
+  if (vec > 1 && sv.scaleX == 1) {
+    // stripX - x0 is a multiple of V (strips and regions start on
+    // multiples of V): the V-vector from column floor(dx / V) * V of the
+    // strip holds dx, and every column of the strip that reads it.
+    int64_t base = llvm::divideFloorSigned(dx, vec) * vec;
+    auto vkey = std::make_tuple(v, ch, dy, base);
+    Value &row4 = vectorLoads[vkey];
+    if (!row4) {
+      Value col = add(stripX, base - sv.x0);
+      Type ct = llvm::cast<MemRefType>(shared.lookup(v).getType())
+                    .getElementType();
+      row4 = vector::LoadOp::create(b, loc, VectorType::get({vec}, ct),
+                                    shared.lookup(v), ValueRange{c(ch), row, col},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(vec * 4));
+    }
+    Value val = vector::ExtractOp::create(b, loc, row4, dx - base);
+    loads[key] = val;
+    return val;
+  }
   Value col = add(mul(stripX, sv.scaleX), dx - sv.x0);
   Value val = memref::LoadOp::create(b, loc, shared.lookup(v),
                                      ValueRange{c(ch), row, col});
@@ -391,7 +546,7 @@ Value StencilEmitter::weight(Conv2dOp conv, int64_t f, int64_t ch, int64_t ky,
 }
 
 FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
-  int64_t rpt = rowsPerThread();
+  int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   Value in = conv.getInput();
   ArrayRef<int64_t> fshape = conv.getFilter().getType().getShape();
   bool nhwc = conv.getLayout() == Layout::nhwc;
@@ -400,7 +555,10 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
   int64_t numC = nhwc ? fshape[3] : fshape[1];
   ArrayRef<int64_t> pad = conv.getPadding();
   Type et = elementType(conv.getResult());
-  SmallVector<Value> acc(rpt * numF);
+  // acc[(r * cpt + e) * numF + f]: filter f at row r, column e of the strip
+  // (stencil convs have stride 1: column e reads columns e - pad .. of the
+  // input).
+  SmallVector<Value> acc(rpt * cpt * numF);
   auto accumulate = [&](Value &sum, Value w, Value x) {
     sum = sum ? Value(math::FmaOp::create(b, loc, w, x, sum))
               : Value(arith::MulFOp::create(b, loc, w, x));
@@ -412,38 +570,42 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
       // column) and are skipped; a rank-one filter runs as a row pass over
       // the input rows the thread's rows read, then a column pass.
       StencilFilterSlice slice = getStencilFilterSlice(conv, f, ch, rpt);
-      if (slice.separable) {
-        SmallVector<Value> rowSums(rpt - 1 + kh);
-        for (auto [dy, sum] : llvm::enumerate(rowSums))
-          for (int64_t kx = 0; kx < kw; ++kx)
-            if (slice.v[kx] != 0.0f)
-              accumulate(sum, f32(slice.v[kx]),
-                         sharedLoad(in, ch, int64_t(dy) - pad[0], kx - pad[2]));
+      for (int64_t e = 0; e < cpt; ++e) {
+        if (slice.separable) {
+          SmallVector<Value> rowSums(rpt - 1 + kh);
+          for (auto [dy, sum] : llvm::enumerate(rowSums))
+            for (int64_t kx = 0; kx < kw; ++kx)
+              if (slice.v[kx] != 0.0f)
+                accumulate(sum, f32(slice.v[kx]),
+                           sharedLoad(in, ch, int64_t(dy) - pad[0],
+                                      e + kx - pad[2]));
+          for (int64_t r = 0; r < rpt; ++r)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              if (slice.u[ky] != 0.0f)
+                accumulate(acc[(r * cpt + e) * numF + f], f32(slice.u[ky]),
+                           rowSums[r + ky]);
+          continue;
+        }
         for (int64_t r = 0; r < rpt; ++r)
           for (int64_t ky = 0; ky < kh; ++ky)
-            if (slice.u[ky] != 0.0f)
-              accumulate(acc[r * numF + f], f32(slice.u[ky]), rowSums[r + ky]);
-        continue;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              if (slice.constant && slice.weights[ky * kw + kx] == 0.0f)
+                continue;
+              Value w = slice.constant ? f32(slice.weights[ky * kw + kx])
+                                       : weight(conv, f, ch, ky, kx);
+              accumulate(acc[(r * cpt + e) * numF + f], w,
+                         sharedLoad(in, ch, r - pad[0] + ky, e + kx - pad[2]));
+            }
       }
-      for (int64_t r = 0; r < rpt; ++r)
-        for (int64_t ky = 0; ky < kh; ++ky)
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            if (slice.constant && slice.weights[ky * kw + kx] == 0.0f)
-              continue;
-            Value w = slice.constant ? f32(slice.weights[ky * kw + kx])
-                                     : weight(conv, f, ch, ky, kx);
-            accumulate(acc[r * numF + f], w,
-                       sharedLoad(in, ch, r - pad[0] + ky, kx - pad[2]));
-          }
     }
-  SmallVector<Value> out(rpt * numF);
+  SmallVector<Value> out(rpt * cpt * numF);
   for (auto [i, sum] : llvm::enumerate(acc))
     out[i] = kgraph::detail::roundToType(b, loc, sum ? sum : f32(0.0), et);
   return out;
 }
 
 FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
-  int64_t rpt = rowsPerThread();
+  int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   Value in = pool.getInput();
   int64_t kh = pool.getKernel()[0], kw = pool.getKernel()[1];
   int64_t sy = pool.getStrides()[0], sx = pool.getStrides()[1];
@@ -454,15 +616,17 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
   int64_t inH = d[2], inW = d[3];
   Type et = elementType(pool.getResult());
   // avg: the number of window positions inside the image (padding is not
-  // counted), from the window's first input column and rows.
-  Value colCount;
-  if (!isMax) {
-    Value x0 = add(mul(add(tileX, stripX), sx), -pad[2]);
-    Value lo = arith::MaxSIOp::create(b, loc, x0, c(0));
-    Value x1 = add(x0, kw);
-    Value hi = arith::MinSIOp::create(b, loc, x1, c(inW));
-    colCount = arith::SubIOp::create(b, loc, hi, lo);
-  }
+  // counted), from the window's first input column (per column e of the
+  // strip) and rows.
+  SmallVector<Value> colCount(cpt);
+  if (!isMax)
+    for (int64_t e = 0; e < cpt; ++e) {
+      Value x0 = add(mul(add(add(tileX, stripX), e), sx), -pad[2]);
+      Value lo = arith::MaxSIOp::create(b, loc, x0, c(0));
+      Value x1 = add(x0, kw);
+      Value hi = arith::MinSIOp::create(b, loc, x1, c(inW));
+      colCount[e] = arith::SubIOp::create(b, loc, hi, lo);
+    }
   // max (NaN-propagating for floats) or sum: associative, so a window may
   // be combined row by row (getStencilPoolCost says when that pays).
   auto combine = [&](Value &acc, Value x) {
@@ -476,41 +640,49 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
       acc = arith::AddFOp::create(b, loc, acc, x);
   };
   bool separable = getStencilPoolCost(pool, rpt).second;
-  DenseMap<std::pair<int64_t, int64_t>, Value> rows;
-  auto rowCombine = [&](int64_t k, int64_t dy) {
-    Value &row = rows[{k, dy}];
+  DenseMap<std::tuple<int64_t, int64_t, int64_t>, Value> rows;
+  // Input column of window column kx for strip column e.
+  auto column = [&](int64_t e, int64_t kx) { return e * sx + kx - pad[2]; };
+  auto rowCombine = [&](int64_t k, int64_t dy, int64_t e) {
+    Value &row = rows[{k, dy, e}];
     if (!row)
       for (int64_t kx = 0; kx < kw; ++kx)
-        combine(row, sharedLoad(in, k, dy, kx - pad[2]));
+        combine(row, sharedLoad(in, k, dy, column(e, kx)));
     return row;
   };
-  SmallVector<Value> out(rpt * channels);
+  SmallVector<Value> out(rpt * cpt * channels);
   for (int64_t r = 0; r < rpt; ++r) {
-    Value count;
+    Value rowCells;
     if (!isMax) {
       Value y0 = add(mul(add(add(tileY, stripY), r), sy), -pad[0]);
       Value lo = arith::MaxSIOp::create(b, loc, y0, c(0));
       Value y1 = add(y0, kh);
       Value hi = arith::MinSIOp::create(b, loc, y1, c(inH));
-      Value cells = arith::MulIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, hi, lo), colCount);
-      Value asInt = arith::IndexCastOp::create(b, loc, b.getI32Type(), cells);
-      count = arith::SIToFPOp::create(b, loc, b.getF32Type(), asInt);
+      rowCells = arith::SubIOp::create(b, loc, hi, lo);
     }
-    for (int64_t k = 0; k < channels; ++k) {
-      Value acc;
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        if (separable) {
-          // The window's row ky, combined once per input row (rowCombine).
-          combine(acc, rowCombine(k, r * sy - pad[0] + ky));
-          continue;
-        }
-        for (int64_t kx = 0; kx < kw; ++kx)
-          combine(acc, sharedLoad(in, k, r * sy - pad[0] + ky, kx - pad[2]));
+    for (int64_t e = 0; e < cpt; ++e) {
+      Value count;
+      if (!isMax) {
+        Value cells = arith::MulIOp::create(b, loc, rowCells, colCount[e]);
+        Value asInt = arith::IndexCastOp::create(b, loc, b.getI32Type(), cells);
+        count = arith::SIToFPOp::create(b, loc, b.getF32Type(), asInt);
       }
-      if (!isMax)
-        acc = arith::DivFOp::create(b, loc, acc, count);
-      out[r * channels + k] = kgraph::detail::roundToType(b, loc, acc, et);
+      for (int64_t k = 0; k < channels; ++k) {
+        Value acc;
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          if (separable) {
+            // The window's row ky, combined once per input row (rowCombine).
+            combine(acc, rowCombine(k, r * sy - pad[0] + ky, e));
+            continue;
+          }
+          for (int64_t kx = 0; kx < kw; ++kx)
+            combine(acc, sharedLoad(in, k, r * sy - pad[0] + ky, column(e, kx)));
+        }
+        if (!isMax)
+          acc = arith::DivFOp::create(b, loc, acc, count);
+        out[(r * cpt + e) * channels + k] =
+            kgraph::detail::roundToType(b, loc, acc, et);
+      }
     }
   }
   return out;
@@ -520,7 +692,7 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
   if (!compute)
     if (auto it = memo.find(v); it != memo.end())
       return it->second;
-  int64_t rpt = rowsPerThread();
+  int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   int64_t channels = channelsOf(v);
   SmallVector<Value> out;
   auto planned = plan.values.find(v);
@@ -528,21 +700,37 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
       planned != plan.values.end() && planned->second.materialized;
   if (materialized && !compute) {
     for (int64_t r = 0; r < rpt; ++r)
-      for (int64_t k = 0; k < channels; ++k)
-        out.push_back(sharedLoad(v, k, r, 0));
+      for (int64_t e = 0; e < cpt; ++e)
+        for (int64_t k = 0; k < channels; ++k)
+          out.push_back(sharedLoad(v, k, r, e));
   } else if (llvm::isa<BlockArgument>(v)) {
     // A group input read pointwise (possibly broadcast): from global memory,
-    // at clamped coordinates (positions outside the image are never stored).
+    // at clamped coordinates (positions outside the image are never
+    // stored); a strip row at once where the buffer has vector rows (the
+    // strip's first column is a multiple of V).
     Value buffer = kernelArg(v);
     auto memrefType = llvm::cast<MemRefType>(buffer.getType());
-    Value x = clampTo(add(tileX, stripX), plan.w);
+    bool vectors = hasVectorRows(memrefType, plan.w);
+    Value x0 = add(tileX, stripX);
+    out.resize(lanes() * channels);
     for (int64_t r = 0; r < rpt; ++r) {
-      Value y = clampTo(add(add(tileY, stripY), r), plan.h);
+      Value y = add(add(tileY, stripY), r);
       for (int64_t k = 0; k < channels; ++k) {
-        Value loaded = memref::LoadOp::create(
-            b, loc, buffer,
-            bufferIndices(memrefType, image, add(channelBase, k), y, x));
-        out.push_back(kgraph::detail::toComputeType(b, loc, loaded, elementType(v)));
+        Value chIdx = add(channelBase, k);
+        Value row = vectors ? loadRowVector(buffer, image, chIdx, y, x0,
+                                            plan.h, plan.w)
+                            : Value();
+        for (int64_t e = 0; e < cpt; ++e) {
+          Value loaded =
+              row ? Value(vector::ExtractOp::create(b, loc, row, e))
+                  : Value(memref::LoadOp::create(
+                        b, loc, buffer,
+                        bufferIndices(memrefType, image, chIdx,
+                                      clampTo(y, plan.h),
+                                      clampTo(add(x0, e), plan.w))));
+          out[(r * cpt + e) * channels + k] =
+              kgraph::detail::toComputeType(b, loc, loaded, elementType(v));
+        }
       }
     }
   } else {
@@ -551,7 +739,7 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
       FailureOr<Value> scalar = kgraph::detail::emitSplatConstant(b, loc, cst);
       if (failed(scalar))
         return failure();
-      out.assign(rpt * channels, *scalar);
+      out.assign(lanes() * channels, *scalar);
     } else if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
       FailureOr<SmallVector<Value>> r = evaluateConv(conv);
       if (failed(r))
@@ -573,12 +761,13 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
         operandChannels.push_back(channelsOf(operand));
       }
       Type et = elementType(v);
-      // A thread's values of `v` are [rows][channels]; each operand's are
-      // [rows][its channels], broadcast along a single channel.
+      // A thread's values of `v` are [lanes][channels]; each operand's are
+      // [lanes][its channels], broadcast along a single channel.
+      int64_t n = lanes();
       SmallVector<AccessMap, 2> operandMaps;
       for (int64_t oc : operandChannels)
-        operandMaps.push_back(AccessMap::broadcast({rpt, oc}, {rpt, channels}));
-      for (int64_t r = 0; r < rpt; ++r)
+        operandMaps.push_back(AccessMap::broadcast({n, oc}, {n, channels}));
+      for (int64_t r = 0; r < n; ++r)
         for (int64_t k = 0; k < channels; ++k) {
           SmallVector<Value> scalars;
           for (auto [vals, map] : llvm::zip(operands, operandMaps)) {

@@ -3,16 +3,17 @@
 
 // The issue-5 edge chain on 8x1x4096x4096: blur 5x5, Sobel x/y, magnitude,
 // 3x3 max-pool non-maximum suppression. Halo 4 around the input, 3 around
-// the blur, 1 around the magnitude. 64x64 tiles: input 72x72, blur 72x70
-// (rows rounded to 4), magnitude 68x66, in f32; the magnitude takes the
-// input's bytes (the blur is the input's last reader, a barrier between),
-// so shared memory is the input's and the blur's, 41472 bytes (59424 when
-// each had its own); 4 * 72*72/4096 + 4 = 9.06
-// bytes read and written per pixel plus the filter taps.
+// the blur, 1 around the magnitude. 64x64 tiles of 4x4 strips: rows rounded
+// to 4, columns from and to multiples of 4 (each level's halo read from the
+// widened region below): input 76x88, blur 72x80, magnitude 68x72, in f32;
+// the magnitude takes the input's bytes (the blur is the input's last
+// reader, a barrier between), so shared memory is the input's and the
+// blur's, 49792 bytes; 4 * 76*88/4096 + 4 = 10.53 bytes read and written
+// per pixel plus the filter taps.
 // CHECK-LABEL: func @edges_4096
-// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 64, block_y = 4, rows_per_thread = 4>
+// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 16, block_y = 16, rows_per_thread = 4, cols_per_thread = 4>
 func.func @edges_4096(%img: tensor<8x1x4096x4096xf32>, %g: tensor<1x1x5x5xf32>, %sx: tensor<1x1x3x3xf32>, %sy: tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
-  // expected-remark @+1 {{stencil tile 64x64, 256 threads, 41472 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.15, 67.6 taps/px}}
+  // expected-remark @+1 {{stencil tile 64x64, strips 4x4, 256 threads, 49792 B shared, grid 64x64x8, 10.53 global B/px, halo overhead 1.30, 75.7 taps/px}}
   %r = kgraph.fused (%img, %g, %sx, %sy) : (tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
   ^bb0(%x: tensor<8x1x4096x4096xf32>, %gw: tensor<1x1x5x5xf32>, %wx: tensor<1x1x3x3xf32>, %wy: tensor<1x1x3x3xf32>):
     %b = kgraph.conv2d %x, %gw padding = [2, 2, 2, 2] : tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32> -> tensor<8x1x4096x4096xf32>
@@ -41,7 +42,7 @@ func.func @edges_4096(%img: tensor<8x1x4096x4096xf32>, %g: tensor<1x1x5x5xf32>, 
 // CHECK-LABEL: func @pool_stride2
 // CHECK: kgraph.fused{{.*}}kgraph.config = #kgraph.stencil_config<tile_h = 16, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>
 func.func @pool_stride2(%x: tensor<2x32x56x56xf16>) -> tensor<2x32x28x28xf16> {
-  // expected-remark @+1 {{stencil tile 16x32, 256 threads, 34320 B shared, grid 1x2x16}}
+  // expected-remark @+1 {{stencil tile 16x32, strips 4x1, 256 threads, 34320 B shared, grid 1x2x16, 41.52 global B/px, halo overhead 1.00, 61.1 taps/px}}
   %0 = kgraph.pool2d max %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<2x32x56x56xf16>
   return %0 : tensor<2x32x28x28xf16>
 }
@@ -67,7 +68,7 @@ func.func @lone_convs(%x: tensor<1x3x64x64xf32>, %w: tensor<4x3x3x3xf32>, %w8: t
 // CHECK-LABEL: func @pinned
 // CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 128, block_x = 128, block_y = 1, rows_per_thread = 2>
 func.func @pinned(%x: tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
-  // expected-remark @+1 {{stencil tile 8x128, 128 threads}}
+  // expected-remark @+1 {{stencil tile 8x128, strips 2x1, 128 threads, 6336 B shared, grid 3x13x1, 10.19 global B/px, halo overhead 1.00, 26.0 taps/px}}
   %0 = kgraph.fused (%x) {kgraph.config = #kgraph.stencil_config<tile_h = 8, tile_w = 128, block_x = 128, block_y = 1, rows_per_thread = 2>} : (tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
   ^bb0(%a: tensor<1x1x100x300xf32>):
     %p = kgraph.pool2d avg %a kernel = [5, 5] padding = [2, 2, 2, 2] : tensor<1x1x100x300xf32>
@@ -86,7 +87,7 @@ func.func @pinned(%x: tensor<1x1x100x300xf32>) -> tensor<1x1x100x300xf32> {
 // CHECK-LABEL: func @pool_chain
 // CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 2, tile_w = 32, block_x = 32, block_y = 1, rows_per_thread = 2>
 func.func @pool_chain(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
-  // expected-remark @+1 {{stencil tile 2x32, 32 threads, 116096 B shared, grid 16x256x1, 1016.00 global B/px, halo overhead 25.00, 22774.0 taps/px}}
+  // expected-remark @+1 {{stencil tile 2x32, strips 2x1, 32 threads, 116096 B shared, grid 16x256x1, 1016.00 global B/px, halo overhead 25.00, 22774.0 taps/px}}
   %0 = kgraph.fused (%a) : (tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
   ^bb0(%x: tensor<1x4x512x512xf32>):
     %p0 = kgraph.pool2d max %x kernel = [7, 7] padding = [3, 3, 3, 3] : tensor<1x4x512x512xf32>
@@ -110,10 +111,10 @@ func.func @pool_chain(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
 // Sobel filters' zero columns and rows are skipped (6 taps each; as row and
 // column passes they would take 2 * 6/4 + 3 = 6 too, so they stay direct),
 // the 3x3 max pool combines row maxima (2 * 6/4 + 2 = 5 operations, not 8):
-// fewer taps per pixel than with the filters read at run time (67.6).
+// fewer taps per pixel than with the filters read at run time (75.7).
 // CHECK-LABEL: func @edges_constant_filters
 func.func @edges_constant_filters(%x: tensor<8x1x4096x4096xf32>) -> tensor<8x1x4096x4096xf32> {
-  // expected-remark @+1 {{stencil tile 64x64, 256 threads, 41472 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.15, 45.1 taps/px}}
+  // expected-remark @+1 {{stencil tile 64x64, strips 4x4, 256 threads, 49792 B shared, grid 64x64x8, 10.53 global B/px, halo overhead 1.30, 50.5 taps/px}}
   %r = kgraph.fused (%x) : (tensor<8x1x4096x4096xf32>) -> tensor<8x1x4096x4096xf32> {
   ^bb0(%in: tensor<8x1x4096x4096xf32>):
     %g = arith.constant dense<[[[[1.0, 4.0, 6.0, 4.0, 1.0], [4.0, 16.0, 24.0, 16.0, 4.0], [6.0, 24.0, 36.0, 24.0, 6.0], [4.0, 16.0, 24.0, 16.0, 4.0], [1.0, 4.0, 6.0, 4.0, 1.0]]]]> : tensor<1x1x5x5xf32>

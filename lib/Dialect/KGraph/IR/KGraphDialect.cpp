@@ -127,7 +127,8 @@ LogicalResult ElementwiseConfigAttr::verify(
 
 LogicalResult StencilConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileH, int64_t tileW,
-    int64_t blockX, int64_t blockY, int64_t rowsPerThread) {
+    int64_t blockX, int64_t blockY, int64_t rowsPerThread,
+    int64_t colsPerThread) {
   if (tileH <= 0 || tileW <= 0)
     return emitError() << "tile_h and tile_w must be positive, got " << tileH
                        << " x " << tileW;
@@ -145,6 +146,12 @@ LogicalResult StencilConfigAttr::verify(
   if (tileH % rowsPerThread != 0)
     return emitError() << "rows_per_thread (" << rowsPerThread
                        << ") must divide tile_h (" << tileH << ")";
+  if (colsPerThread != 1 && colsPerThread != 2 && colsPerThread != 4)
+    return emitError() << "cols_per_thread must be 1, 2 or 4, got "
+                       << colsPerThread;
+  if (tileW % colsPerThread != 0)
+    return emitError() << "cols_per_thread (" << colsPerThread
+                       << ") must divide tile_w (" << tileW << ")";
   return success();
 }
 

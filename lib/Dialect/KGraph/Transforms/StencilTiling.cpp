@@ -265,12 +265,18 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
     plan.numChannelBlocks = out.c / plan.channelBlock;
   }
   int64_t th = config.getTileH(), tw = config.getTileW();
-  int64_t rpt = config.getRowsPerThread();
+  int64_t rpt = config.getRowsPerThread(), cpt = config.getColsPerThread();
 
   // Region bounds [y0, y1) x [x0, x1) per value, found backwards.
   struct Bounds {
     int64_t scaleY = 1, scaleX = 1, y0 = 0, y1 = 0, x0 = 0, x1 = 0;
     bool set = false;
+    /// Columns from and to multiples of cols_per_thread: strips start
+    /// there, and shared-memory rows are read as aligned vectors.
+    void alignColumns(int64_t cpt) {
+      x0 = llvm::divideFloorSigned(x0, cpt) * cpt;
+      x1 = x0 + llvm::alignTo(x1 - x0, cpt);
+    }
   };
   llvm::MapVector<Value, Bounds> bounds;
   auto need = [&](Value v, int64_t scaleY, int64_t scaleX, int64_t y0,
@@ -296,9 +302,12 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
     if (it == bounds.end())
       continue; // dead
     Bounds &r = it->second;
-    // Computed values are produced in strips of rows_per_thread rows.
-    if (llvm::isa<Conv2dOp, Pool2dOp>(op) || isElementwiseOp(&op))
+    // Computed values are produced in strips of rows_per_thread x
+    // cols_per_thread.
+    if (llvm::isa<Conv2dOp, Pool2dOp>(op) || isElementwiseOp(&op)) {
       r.y1 = r.y0 + llvm::alignTo(r.y1 - r.y0, rpt);
+      r.alignColumns(cpt);
+    }
     Bounds res = r; // `need` may invalidate `r`
     if (llvm::isa<Conv2dOp, Pool2dOp>(op)) {
       ArrayRef<int64_t> pad, strides;
@@ -328,6 +337,10 @@ StencilPlan kgraph::planStencilGroup(FusedOp group, StencilConfigAttr config) {
         if (!def->hasTrait<mlir::OpTrait::ConstantLike>())
           need(operand, res.scaleY, res.scaleX, res.y0, res.y1, res.x0, res.x1);
   }
+
+  for (Value arg : body.getArguments())
+    if (materialized.contains(arg))
+      bounds[arg].alignColumns(cpt);
 
   // Materialized values in topological order: inputs, then body order.
   SmallVector<Value> order;
@@ -631,6 +644,58 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
   return e;
 }
 
+/// The most channels of any value of the group a thread holds per position.
+static int64_t getMaxChannels(FusedOp group, const StencilPlan &plan) {
+  int64_t most = 1;
+  for (auto &[v, sv] : plan.values)
+    most = std::max(most, sv.channels);
+  return most;
+}
+
+/// `config` with strips of 4 (or 2) columns where that keeps every thread
+/// busy and the registers bounded: a strip's shared-memory loads become
+/// aligned vectors each shared by its columns, and its index arithmetic,
+/// clamps and stores are paid once per 4 (2) positions. ncu on the edge
+/// chain (S17-3) found one-column strips issue-bound on integer work, with
+/// the L1/shared pipe 83% busy on scalar loads. Taken when the tile gives
+/// every thread a strip, a thread holds at most 16 values per strip
+/// (rows x columns x channels), and the materialized regions widened to
+/// multiples of the strip's columns hold at most 20% more positions (the
+/// widening cascades: each conv's halo is read from a widened region; the
+/// edge chain's 64x64 tile computes 17% more positions with 4-column
+/// strips, and its PTX has 1.4x fewer instructions per position).
+static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
+                                     const SMTarget &target) {
+  StencilPlan narrow = planStencilGroup(group, config);
+  auto computed = [](const StencilPlan &plan) {
+    double total = 0;
+    for (auto &[v, sv] : plan.values)
+      if (sv.materialized)
+        total += double(sv.rows) * sv.cols * sv.channels;
+    return total;
+  };
+  int64_t channels = getMaxChannels(group, narrow);
+  int64_t th = config.getTileH(), tw = config.getTileW();
+  int64_t rpt = config.getRowsPerThread(), threads = config.getNumThreads();
+  for (int64_t cpt : {4, 2}) {
+    if (tw % cpt != 0 || (th / rpt) * (tw / cpt) < threads ||
+        rpt * cpt * channels > 16)
+      continue;
+    int64_t bx = std::min<int64_t>(tw / cpt, 64);
+    if (threads % bx != 0)
+      continue;
+    auto wide = StencilConfigAttr::get(group.getContext(), th, tw, bx,
+                                       threads / bx, rpt, cpt);
+    StencilPlan plan = planStencilGroup(group, wide);
+    if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
+        2 * plan.sharedMemoryBytes > target.sharedMemPerSM ||
+        computed(plan) > 1.2 * computed(narrow))
+      continue;
+    return wide;
+  }
+  return config;
+}
+
 FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
                                                          const SMTarget &target) {
   MLIRContext *ctx = group.getContext();
@@ -648,7 +713,7 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
         fewThreads ? std::clamp<int64_t>(llvm::PowerOf2Ceil(strips), 32, 256)
                    : 256;
     int64_t bx = std::min<int64_t>({tw, 64, threads});
-    auto config = StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
+    auto config = StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt, 1);
     StencilPlan plan = planStencilGroup(group, config);
     if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
         blocksPerSM * plan.sharedMemoryBytes > target.sharedMemPerSM ||
@@ -673,7 +738,7 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
     for (int64_t tw : {32, 64, 128})
       consider(th, tw, 2, /*fewThreads=*/false);
   if (best)
-    return best;
+    return widenStrips(group, best, target);
   // Tiles are counted in output positions, but shared memory holds the
   // input regions, which grow with the stride and the window (a 16x32 tile
   // of a 3x3, stride-3 pool stages 48x96 inputs per channel). Then smaller
@@ -682,7 +747,7 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
   // tiles alike (every block is a fraction of a wave); on such ties the
   // larger tile wins, as it loads each halo once.
   StencilPlan shape = planStencilGroup(
-      group, StencilConfigAttr::get(ctx, 1, 1, 1, 32, 1));
+      group, StencilConfigAttr::get(ctx, 1, 1, 1, 32, 1, 1));
   static constexpr int64_t kSmallH[] = {64, 32, 16, 8, 4, 2, 1};
   static constexpr int64_t kSmallW[] = {128, 64, 32, 16, 8, 4, 2, 1};
   for (int64_t blocksPerSM : {2, 1}) {
@@ -723,15 +788,16 @@ kgraph::enumerateStencilConfigs(FusedOp group, const SMTarget &target) {
   for (int64_t th : {16, 32, 64})
     for (int64_t tw : {32, 64, 128})
       for (int64_t threads : {256, 128, 512})
-        for (int64_t rpt : {4, 2, 1}) {
-          int64_t bx = std::min<int64_t>(tw, 64);
-          if (threads % bx != 0 || th % rpt != 0)
-            continue;
-          auto config =
-              StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt);
-          if (!llvm::is_contained(configs, config))
-            configs.push_back(config);
-        }
+        for (int64_t rpt : {4, 2, 1})
+          for (int64_t cpt : {1, 4, 2}) {
+            int64_t bx = std::min<int64_t>(tw / cpt, 64);
+            if (threads % bx != 0 || th % rpt != 0)
+              continue;
+            auto config =
+                StencilConfigAttr::get(ctx, th, tw, bx, threads / bx, rpt, cpt);
+            if (!llvm::is_contained(configs, config))
+              configs.push_back(config);
+          }
   return configs;
 }
 
@@ -740,12 +806,13 @@ std::string kgraph::describeStencilPlan(FusedOp group,
                                         const SMTarget &target) {
   StencilPlan plan = planStencilGroup(group, config);
   StencilEstimate e = estimateStencil(group, config, plan, target);
-  return llvm::formatv("tile {0}x{1}, {2} threads, {3} B shared, grid "
-                       "{4}x{5}x{6}, {7:F2} global B/px, halo overhead "
-                       "{8:F2}, {9:F1} taps/px",
+  return llvm::formatv("tile {0}x{1}, strips {10}x{11}, {2} threads, {3} B "
+                       "shared, grid {4}x{5}x{6}, {7:F2} global B/px, halo "
+                       "overhead {8:F2}, {9:F1} taps/px",
                        config.getTileH(), config.getTileW(),
                        config.getNumThreads(), plan.sharedMemoryBytes,
                        plan.gridX, plan.gridY, plan.gridZ,
-                       e.globalBytesPerPixel, e.haloOverhead, e.workPerPixel)
+                       e.globalBytesPerPixel, e.haloOverhead, e.workPerPixel,
+                       config.getRowsPerThread(), config.getColsPerThread())
       .str();
 }

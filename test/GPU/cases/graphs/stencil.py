@@ -42,12 +42,24 @@ def _back(x, layout):
 
 
 def _config(config):
-    """` {kgraph.config = ...}` pinning a stencil config (th, tw, bx, by, rows)."""
+    """` {kgraph.config = ...}` pinning a stencil config (th, tw, bx, by, rows
+    [, cols])."""
     if not config:
         return ""
-    th, tw, bx, by, r = config
+    th, tw, bx, by, r = config[:5]
+    cols = f", cols_per_thread = {config[5]}" if len(config) > 5 else ""
     return (f" {{kgraph.config = #kgraph.stencil_config<tile_h = {th}, tile_w = {tw}, "
-            f"block_x = {bx}, block_y = {by}, rows_per_thread = {r}>}}")
+            f"block_x = {bx}, block_y = {by}, rows_per_thread = {r}{cols}>}}")
+
+
+def _tiled(config):
+    """Name suffix of a pinned config: _tiled, _tiled_r{rows}c{cols} with
+    cols_per_thread."""
+    if not config:
+        return ""
+    if len(config) > 5:
+        return f"_tiled_{config[0]}x{config[1]}r{config[4]}c{config[5]}"
+    return "_tiled"
 
 
 def edges_mlir(n, h, w, layout="nchw", config=None):
@@ -166,8 +178,7 @@ def pool_case(kind, shape, kernel, strides, padding, layout, dt="f32", bench=Fal
     name = (f"stencil_pool_{kind}_{dt}_{layout}_{'x'.join(map(str, shape))}_k{kernel[0]}{kernel[1]}"
             f"_s{strides[0]}{strides[1]}_p{''.join(map(str, padding))}")
     tol = (1e-6, 1e-6) if dt == "f32" else (2e-3, 2e-3)
-    if config:
-        name += "_tiled"
+    name += _tiled(config)
     return GraphCase(name, pool_mlir(kind, shape, kernel, strides, padding, layout, dt, config),
                      [Input("x", shape, dt)], pool_ref(kind, kernel, strides, padding, layout),
                      kernels=1, tol=tol, memcheck=not bench, bench=bench)
@@ -213,7 +224,7 @@ def two_channel_case(n, h, w, layout, dt, config=None):
     fs3 = [2, 2, 3, 3] if layout == "nchw" else [2, 3, 3, 2]
     fs1 = [1, 2, 1, 1] if layout == "nchw" else [1, 1, 1, 2]
     tol = (1e-5, 1e-5) if dt == "f32" else (1e-2, 1e-2)
-    return GraphCase(f"stencil_two_channel_{dt}_{layout}_{n}x{h}x{w}" + ("_tiled" if config else ""),
+    return GraphCase(f"stencil_two_channel_{dt}_{layout}_{n}x{h}x{w}" + _tiled(config),
                      two_channel_mlir(n, h, w, layout, dt, config),
                      [Input("x", sh, dt), Input("w", fs3, dt), Input("v", fs1, dt)],
                      two_channel_ref(layout), kernels=1, tol=tol)
@@ -221,7 +232,7 @@ def two_channel_case(n, h, w, layout, dt, config=None):
 
 def edges_case(n, h, w, layout="nchw", bench=False, config=None):
     shape = [n, 1, h, w] if layout == "nchw" else [n, h, w, 1]
-    return GraphCase(f"stencil_edges_f32_{layout}_{n}x{h}x{w}" + ("_tiled" if config else ""),
+    return GraphCase(f"stencil_edges_f32_{layout}_{n}x{h}x{w}" + _tiled(config),
                      edges_mlir(n, h, w, layout, config),
                      [Input("img", shape, "f32")], edges_ref(layout), kernels=1,
                      tol=(1e-6, 1e-6), memcheck=not bench, bench=bench)
@@ -232,6 +243,17 @@ CASES = [
     edges_case(1, 45, 70, "nhwc"),
     edges_case(2, 67, 129, config=(8, 32, 32, 2, 2)),
     edges_case(8, 4096, 4096, bench=True),
+    # Strips of 4 columns (shared-memory rows as float4): image rows a
+    # multiple of 4 wide (vector global loads and stores) and not.
+    edges_case(2, 67, 132, config=(16, 64, 16, 16, 4, 4)),
+    edges_case(2, 67, 129, config=(8, 32, 32, 2, 2, 4)),
+    edges_case(1, 45, 70, "nhwc", config=(16, 32, 16, 8, 2, 2)),
+    # The benchmark's variants: the one-column default of before (c1), 2
+    # columns, a wider tile and taller strips (the default is 64x64r4c4).
+    edges_case(8, 4096, 4096, bench=True, config=(64, 64, 64, 4, 4, 1)),
+    edges_case(8, 4096, 4096, bench=True, config=(64, 64, 32, 8, 4, 2)),
+    edges_case(8, 4096, 4096, bench=True, config=(64, 128, 32, 8, 4, 4)),
+    edges_case(8, 4096, 4096, bench=True, config=(64, 64, 16, 8, 8, 4)),
     pool_case("max", [2, 3, 33, 65], (3, 3), (1, 1), (1, 1, 1, 1), "nchw"),
     pool_case("avg", [2, 3, 33, 65], (3, 3), (1, 1), (1, 1, 1, 1), "nchw"),
     pool_case("max", [2, 33, 65, 3], (3, 3), (2, 2), (1, 0, 1, 0), "nhwc"),
@@ -242,6 +264,8 @@ CASES = [
     two_channel_case(2, 37, 70, "nchw", "f32"),
     two_channel_case(1, 29, 40, "nhwc", "f16"),
     two_channel_case(2, 37, 70, "nhwc", "f32", config=(4, 16, 16, 2, 1)),
+    two_channel_case(2, 37, 72, "nchw", "f32", config=(8, 32, 8, 4, 2, 4)),
+    pool_case("max", [2, 33, 65, 3], (3, 3), (2, 2), (1, 0, 1, 0), "nhwc", config=(8, 16, 8, 4, 2, 2)),
     pool_case("avg", [2, 3, 33, 65], (3, 3), (2, 2), (1, 1, 1, 1), "nchw", config=(4, 8, 32, 1, 2)),
     # More images x channel blocks than grid z holds (1000 x 85, fuzz graph
     # 20261201-97979): they ride along grid x.
@@ -265,4 +289,14 @@ CPU_CASES = [
     pool_case("max", [2, 9, 11, 5], (3, 3), (2, 2), (1, 0, 1, 0), "nhwc", config=(2, 4, 32, 1, 2)),
     pool_case("avg", [1, 2, 9, 7], (3, 3), (1, 1), (1, 1, 1, 1), "nchw", config=(4, 4, 32, 1, 4)),
     two_channel_case(1, 7, 9, "nchw", "f32", config=(4, 4, 32, 1, 2)),
+    # Strips of 2 or 4 columns: rows as vectors in shared memory, and in
+    # global memory where the image width is a multiple of the strip's.
+    edges_case(2, 9, 12, config=(4, 8, 32, 1, 2, 4)),
+    edges_case(1, 9, 13, config=(4, 8, 32, 1, 2, 4)),
+    edges_case(1, 7, 10, "nhwc", config=(2, 8, 32, 1, 1, 2)),
+    pool_case("max", [2, 9, 11, 5], (3, 3), (2, 2), (1, 0, 1, 0), "nhwc", config=(2, 4, 32, 1, 2, 2)),
+    pool_case("avg", [1, 2, 9, 8], (3, 3), (1, 1), (1, 1, 1, 1), "nchw", config=(4, 4, 32, 1, 2, 4)),
+    pool_case("avg", [1, 2, 9, 11], (3, 2), (2, 1), (1, 1, 0, 1), "nchw", config=(2, 8, 32, 1, 1, 4)),
+    two_channel_case(1, 7, 12, "nchw", "f32", config=(4, 8, 32, 1, 2, 4)),
+    two_channel_case(1, 5, 9, "nhwc", "f16", config=(2, 4, 32, 1, 2, 2)),
 ]

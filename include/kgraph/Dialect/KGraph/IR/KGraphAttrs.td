@@ -284,6 +284,11 @@ def KGraph_StencilConfigAttr
     - `rows_per_thread`: consecutive output rows one thread computes per step
       (>= 1, divides `tile_h`); a stencil tap loaded from shared memory is
       reused by all of them.
+    - `cols_per_thread`: consecutive output columns one thread computes per
+      step (1, 2 or 4, divides `tile_w`; 1 when omitted). The thread's
+      strip is `rows_per_thread x cols_per_thread`; shared-memory rows are
+      read as aligned vectors of `cols_per_thread` floats, each reused by
+      every column of the strip that needs it.
 
     Every intermediate is computed over the tile grown by the halo its
     consumers need and kept in shared memory, so the tile size is bounded by
@@ -292,11 +297,13 @@ def KGraph_StencilConfigAttr
     Example:
     ```mlir
     #kgraph.stencil_config<tile_h = 64, tile_w = 32, block_x = 32, block_y = 8, rows_per_thread = 4>
+    #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 16, block_y = 16, rows_per_thread = 4, cols_per_thread = 4>
     ```
   }];
   let parameters = (ins "int64_t":$tile_h, "int64_t":$tile_w,
                         "int64_t":$block_x, "int64_t":$block_y,
-                        "int64_t":$rows_per_thread);
+                        "int64_t":$rows_per_thread,
+                        DefaultValuedParameter<"int64_t", "1">:$cols_per_thread);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
