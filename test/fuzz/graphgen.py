@@ -982,8 +982,14 @@ def tolerance(graph):
     # its input again (a chain of GEMMs compounds it): the bound grows with
     # the square root of their number, as independent errors add.
     gemms = max(1, len([n for n in graph.nodes if n.kind in ("matmul", "conv2d")]))
+    # A sum of K products rounds K partial sums, which grow like sqrt(K):
+    # its error grows like K, not sqrt(K), once K is large. Graph
+    # 12713568-258 (an f32 conv, K = 975, 19500 outputs) had one element
+    # off by 8.0e-5 against atol 6.0e-5, bit for bit what torch's own f32
+    # conv on the CPU computes there.
     rtol = 4 * eps * depth
-    atol = 4 * eps * depth * math.sqrt(acc) * 4 * scale * math.sqrt(gemms)
+    atol = (4 * eps * depth * max(4 * math.sqrt(acc), acc) * scale *
+            math.sqrt(gemms))
     return (rtol, atol)
 
 

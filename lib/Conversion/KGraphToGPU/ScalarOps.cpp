@@ -4,6 +4,7 @@
 
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
@@ -213,9 +214,18 @@ FailureOr<Value> kgraph::detail::emitScalarOp(OpBuilder &b, Location loc,
       return x[0]; // wraps to the result type when rounded by the caller
     // Float to int: truncate toward zero, saturate, NaN -> 0.
     unsigned bits = outType.getIntOrFloatBitWidth();
+    Type i32 = b.getI32Type();
+    // To i32, that is what PTX's cvt.rzi.s32.f32 does, which
+    // llvm.nvvm.f2i.rz is: one instruction instead of the clamps and
+    // selects below (LLVM's fptosi of an out-of-range value is poison, so
+    // those are needed to keep the rule through LLVM's folds).
+    if (bits == 32 && x[0].getType().isF32())
+      return LLVM::CallIntrinsicOp::create(
+                 b, loc, i32, b.getStringAttr("llvm.nvvm.f2i.rz"),
+                 ValueRange{x[0]})
+          .getResult(0);
     double tmin = -std::ldexp(1.0, bits - 1);
     double tmax = std::ldexp(1.0, bits - 1); // first value out of range
-    Type i32 = b.getI32Type();
     Value clamped = arith::MaximumFOp::create(b, loc, x[0], floatConst(tmin));
     // Largest f32 below tmax: exact for i8 (127); 2^31 - 128 for i32.
     double below = bits >= 32 ? std::nextafter(float(tmax), 0.0f) : tmax - 1;

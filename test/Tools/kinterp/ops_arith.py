@@ -409,6 +409,16 @@ def h_fptosi(ip, op, env, mask):
     return _fptoint(env[op.operands[0]], _width(op), True)
 
 
+def h_call_intrinsic(ip, op, env, mask):
+    """LLVM intrinsics the kernels call by name: llvm.nvvm.f2i.rz is PTX's
+    cvt.rzi.s32.f32 (toward zero, saturating, NaN -> 0), as arith.fptosi
+    is taken here."""
+    name = (op.attr("intrin") or "").strip('"')
+    if name == "llvm.nvvm.f2i.rz":
+        return _fptoint(env[op.operands[0]], 32, True)
+    raise Unsupported(f"line {op.line}: llvm.call_intrinsic {name!r}")
+
+
 def h_fptoui(ip, op, env, mask):
     return _fptoint(env[op.operands[0]], _width(op), False)
 
@@ -606,6 +616,7 @@ HANDLERS = {
     "arith.sitofp": h_sitofp,
     "arith.uitofp": h_uitofp,
     "arith.fptosi": h_fptosi,
+    "llvm.call_intrinsic": h_call_intrinsic,
     "arith.fptoui": h_fptoui,
     "arith.extsi": h_extsi,
     "arith.extui": h_extui,

@@ -69,6 +69,19 @@ def dag_select(x, t):
     return torch.where(m > t, m, torch.zeros_like(m)), m * 2.0
 
 
+def cast_saturate(x, y):
+    # kgraph.cast to i32: toward zero, saturating, NaN -> 0 (the kernels
+    # call llvm.nvvm.f2i.rz, PTX's cvt.rzi.s32.f32, for it).
+    def to_i32(v):
+        v = torch.nan_to_num(torch.trunc(v), nan=0.0)
+        return v.clamp(-2.0 ** 31, 2.0 ** 31 - 1).to(torch.int32)
+    # The products are rounded to f32 as the kernel rounds them.
+    def f32(v):
+        return v.to(torch.float32).to(torch.float64)
+    return (to_i32(f32(x * 4e9)), to_i32(f32(x * 7.5)), to_i32(torch.sqrt(x)),
+            to_i32(y / 0.0))
+
+
 CASES = [
     # The issue's case: 64M f32 elements (8192 x 8192), one kernel. f32
     # tolerance: a few ulps of values up to ~2.7 (erf is within 2 ulps), where
@@ -82,6 +95,26 @@ CASES = [
     _chain_case("ew_gelu_chain_f16_4096x4096", 4096, 4096, "f16",
                 tol=(2e-2, 2e-2), bench=True, memcheck=False),
     _two_results_case(1003, "f32", tol=(1e-5, 1e-6)),
+    # f32 -> i32 casts of values past the i32 range (both signs), fractions,
+    # NaN (sqrt of negatives) and infinities (division by zero).
+    GraphCase(
+        "ew_cast_f32_i32_saturate_1003",
+        """func.func @main(%x: tensor<1003xf32>, %y: tensor<1003xf32>) -> (tensor<1003xi32>, tensor<1003xi32>, tensor<1003xi32>, tensor<1003xi32>) {
+  %big = arith.constant dense<4.0e9> : tensor<f32>
+  %frac = arith.constant dense<7.5> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %a = kgraph.mul %x, %big : tensor<1003xf32>, tensor<f32>
+  %ai = kgraph.cast %a : tensor<1003xf32> to tensor<1003xi32>
+  %b = kgraph.mul %x, %frac : tensor<1003xf32>, tensor<f32>
+  %bi = kgraph.cast %b : tensor<1003xf32> to tensor<1003xi32>
+  %c = kgraph.sqrt %x : tensor<1003xf32>
+  %ci = kgraph.cast %c : tensor<1003xf32> to tensor<1003xi32>
+  %d = kgraph.div %y, %zero : tensor<1003xf32>, tensor<f32>
+  %di = kgraph.cast %d : tensor<1003xf32> to tensor<1003xi32>
+  return %ai, %bi, %ci, %di : tensor<1003xi32>, tensor<1003xi32>, tensor<1003xi32>, tensor<1003xi32>
+}""",
+        [Input("x", [1003], "f32"), Input("y", [1003], "f32")],
+        cast_saturate, tol=(0, 0)),
     _two_results_case(999, "f16", tol=(1e-2, 1e-2)),
     GraphCase(
         "ew_dag_diamond_f32_65x129",
