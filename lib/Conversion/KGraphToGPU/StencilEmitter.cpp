@@ -241,17 +241,20 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   auto memrefType = llvm::cast<MemRefType>(buffer.getType());
   Type et = elementType(arg);
   Value originY = add(mul(tileY, sv.scaleY), sv.y0);
-  Value originX = add(mul(tileX, sv.scaleX), sv.x0);
+  // The staged columns start computeX0 - x0 columns into the held row.
+  Value originX = add(mul(tileX, sv.scaleX), sv.computeX0);
+  int64_t skip = sv.computeX0 - sv.x0;
   // Unrolled by up to 8 positions per thread and trip, every load issued
   // before the first store: enough bytes in flight to cover DRAM latency at
   // a few blocks per SM. Positions past the region load a clamped
   // (in-image) address and skip the store.
   // With V-vector rows (the region's columns start at a multiple of V,
   // planStencilGroup) a position is V consecutive columns.
-  int64_t vec = hasVectorRows(memrefType, w) && sv.cols % colsPerThread() == 0
-                    ? colsPerThread()
-                    : 1;
-  int64_t rowItems = sv.cols / vec;
+  int64_t vec =
+      hasVectorRows(memrefType, w) && sv.computeCols % colsPerThread() == 0
+          ? colsPerThread()
+          : 1;
+  int64_t rowItems = sv.computeCols / vec;
   int64_t items = sv.rows * rowItems, threads = config.getNumThreads();
   int64_t perThread = llvm::divideCeil(items, threads);
   int64_t unroll = llvm::divideCeil(perThread, llvm::divideCeil(perThread, 8));
@@ -270,7 +273,7 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
     Value ry = arith::DivUIOp::create(b, loc, i, c(rowItems));
     Value rx = mul(arith::RemUIOp::create(b, loc, i, c(rowItems)), vec);
     Value y = add(originY, ry), x = add(originX, rx);
-    Pending p{i, ry, rx, {}};
+    Pending p{i, ry, add(rx, skip), {}};
     if (vec > 1) {
       // Lanes outside the image get the fill; the load stays inside.
       for (int64_t k = 0; k < sv.channels; ++k) {
@@ -341,7 +344,8 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
   int64_t rpt = rowsPerThread(), cpt = colsPerThread();
   std::array<int64_t, 4> d = dims(v);
   int64_t h = d[2], w = d[3];
-  int64_t stripCols = sv.cols / cpt;
+  int64_t stripCols = sv.computeCols / cpt;
+  int64_t skip = sv.computeX0 - sv.x0; // computed columns' start in the row
   int64_t items = (sv.rows / rpt) * stripCols, threads = config.getNumThreads();
   // A value computed from global memory (e.g. a cast of the image) is
   // unrolled like the staging of inputs, up to 4 strips per trip with all
@@ -369,12 +373,12 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
     Value sx = mul(arith::RemUIOp::create(b, loc, item, c(stripCols)), cpt);
     Value row0 = mul(sy, rpt);
     Value stripRow = add(row0, sv.y0);
-    beginStrip(stripRow, add(sx, sv.x0));
+    beginStrip(stripRow, add(sx, sv.computeX0));
     FailureOr<SmallVector<Value>> vals = evaluate(v, /*compute=*/true);
     if (failed(vals))
       return failure();
-    pending.push_back(
-        {i, row0, sx, add(tileX, stripX), add(tileY, stripY), *vals});
+    pending.push_back({i, row0, add(sx, skip), add(tileX, stripX),
+                       add(tileY, stripY), *vals});
   }
   Value fill = fillValue(sv.fill, computeType(v));
   for (auto [u, p] : llvm::enumerate(pending)) {

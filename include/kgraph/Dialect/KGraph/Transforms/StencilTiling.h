@@ -14,7 +14,8 @@
 //   shared bytes = sum over materialized v of 4 * channels(v) * rows(v) * cols(v)
 //
 // rows(v) is rounded up to a multiple of rows_per_thread when v is computed
-// (threads compute strips of rows_per_thread rows).
+// (threads compute strips of rows_per_thread rows); columns are computed
+// and held from and to multiples of cols_per_thread (planStencilGroup).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +39,11 @@ struct SMTarget;
 struct StencilValue {
   int64_t scaleY = 1, scaleX = 1;
   int64_t y0 = 0, x0 = 0;     ///< region origin (<= 0: the halo above/left)
-  int64_t rows = 0, cols = 0; ///< region extent
+  int64_t rows = 0, cols = 0; ///< region extent (as held in shared memory)
+  /// The columns computed (or staged): [computeX0, computeX0 + computeCols),
+  /// within [x0, x0 + cols), both multiples of cols_per_thread; the columns
+  /// held but not computed are read only for positions nothing needs.
+  int64_t computeX0 = 0, computeCols = 0;
   int64_t channels = 1;       ///< channels per block
   bool materialized = false;  ///< kept in shared memory
   StencilFill fill = StencilFill::None;
