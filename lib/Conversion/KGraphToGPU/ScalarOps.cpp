@@ -220,9 +220,9 @@ FailureOr<Value> kgraph::detail::emitScalarOp(OpBuilder &b, Location loc,
     // selects below (LLVM's fptosi of an out-of-range value is poison, so
     // those are needed to keep the rule through LLVM's folds).
     if (bits == 32 && x[0].getType().isF32())
-      return LLVM::CallIntrinsicOp::create(
-                 b, loc, i32, b.getStringAttr("llvm.nvvm.f2i.rz"),
-                 ValueRange{x[0]})
+      return LLVM::CallIntrinsicOp::create(b, loc, i32,
+                                           b.getStringAttr("llvm.nvvm.f2i.rz"),
+                                           ValueRange{x[0]})
           .getResult(0);
     double tmin = -std::ldexp(1.0, bits - 1);
     double tmax = std::ldexp(1.0, bits - 1); // first value out of range

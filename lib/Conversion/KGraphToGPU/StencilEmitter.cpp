@@ -146,7 +146,8 @@ private:
                         .compose(AccessMap::broadcast(shape, stored));
     ArrayRef<AccessMap::OperandDim> dims = map.getOperandDims();
     unsigned bits = memrefType.getElementType().getIntOrFloatBitWidth();
-    return bits >= 8 && llvm::isPowerOf2_32(bits) && !dims.empty() && dims.back().outDim == 3 && dims.back().step == 1 &&
+    return bits >= 8 && llvm::isPowerOf2_32(bits) && !dims.empty() &&
+           dims.back().outDim == 3 && dims.back().step == 1 &&
            dims.back().offset == 0 && shape.back() == w && w % v == 0 &&
            map.isContiguousAlong(3, v);
   }
@@ -277,7 +278,8 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
     if (vec > 1) {
       // Lanes outside the image get the fill; the load stays inside.
       for (int64_t k = 0; k < sv.channels; ++k) {
-        Value row = loadRowVector(buffer, image, add(channelBase, k), y, x, h, w);
+        Value row =
+            loadRowVector(buffer, image, add(channelBase, k), y, x, h, w);
         SmallVector<Value> lanesK;
         for (int64_t e = 0; e < vec; ++e) {
           Value val = kgraph::detail::toComputeType(
@@ -312,10 +314,9 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
     }
     for (auto [k, val] : llvm::enumerate(p.values)) {
       if (vec > 1)
-        vector::StoreOp::create(b, loc, val, shared.lookup(arg),
-                                ValueRange{c(k), p.ry, p.rx},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(vec * 4));
+        vector::StoreOp::create(
+            b, loc, val, shared.lookup(arg), ValueRange{c(k), p.ry, p.rx},
+            /*nontemporal=*/false, llvm::MaybeAlign(vec * 4));
       else
         memref::StoreOp::create(b, loc, val, shared.lookup(arg),
                                 ValueRange{c(k), p.ry, p.rx});
@@ -514,12 +515,12 @@ Value StencilEmitter::sharedLoad(Value v, int64_t ch, int64_t dy, int64_t dx) {
     Value &row4 = vectorLoads[vkey];
     if (!row4) {
       Value col = add(stripX, base - sv.x0);
-      Type ct = llvm::cast<MemRefType>(shared.lookup(v).getType())
-                    .getElementType();
-      row4 = vector::LoadOp::create(b, loc, VectorType::get({vec}, ct),
-                                    shared.lookup(v), ValueRange{c(ch), row, col},
-                                    /*nontemporal=*/false,
-                                    llvm::MaybeAlign(vec * 4));
+      Type ct =
+          llvm::cast<MemRefType>(shared.lookup(v).getType()).getElementType();
+      row4 = vector::LoadOp::create(
+          b, loc, VectorType::get({vec}, ct), shared.lookup(v),
+          ValueRange{c(ch), row, col},
+          /*nontemporal=*/false, llvm::MaybeAlign(vec * 4));
     }
     Value val = vector::ExtractOp::create(b, loc, row4, dx - base);
     loads[key] = val;
@@ -580,9 +581,9 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
           for (auto [dy, sum] : llvm::enumerate(rowSums))
             for (int64_t kx = 0; kx < kw; ++kx)
               if (slice.v[kx] != 0.0f)
-                accumulate(sum, f32(slice.v[kx]),
-                           sharedLoad(in, ch, int64_t(dy) - pad[0],
-                                      e + kx - pad[2]));
+                accumulate(
+                    sum, f32(slice.v[kx]),
+                    sharedLoad(in, ch, int64_t(dy) - pad[0], e + kx - pad[2]));
           for (int64_t r = 0; r < rpt; ++r)
             for (int64_t ky = 0; ky < kh; ++ky)
               if (slice.u[ky] != 0.0f)
@@ -680,7 +681,8 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluatePool(Pool2dOp pool) {
             continue;
           }
           for (int64_t kx = 0; kx < kw; ++kx)
-            combine(acc, sharedLoad(in, k, r * sy - pad[0] + ky, column(e, kx)));
+            combine(acc,
+                    sharedLoad(in, k, r * sy - pad[0] + ky, column(e, kx)));
         }
         if (!isMax)
           acc = arith::DivFOp::create(b, loc, acc, count);
@@ -721,17 +723,16 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluate(Value v, bool compute) {
       Value y = add(add(tileY, stripY), r);
       for (int64_t k = 0; k < channels; ++k) {
         Value chIdx = add(channelBase, k);
-        Value row = vectors ? loadRowVector(buffer, image, chIdx, y, x0,
-                                            plan.h, plan.w)
-                            : Value();
+        Value row =
+            vectors ? loadRowVector(buffer, image, chIdx, y, x0, plan.h, plan.w)
+                    : Value();
         for (int64_t e = 0; e < cpt; ++e) {
-          Value loaded =
-              row ? Value(vector::ExtractOp::create(b, loc, row, e))
-                  : Value(memref::LoadOp::create(
-                        b, loc, buffer,
-                        bufferIndices(memrefType, image, chIdx,
-                                      clampTo(y, plan.h),
-                                      clampTo(add(x0, e), plan.w))));
+          Value loaded = row ? Value(vector::ExtractOp::create(b, loc, row, e))
+                             : Value(memref::LoadOp::create(
+                                   b, loc, buffer,
+                                   bufferIndices(memrefType, image, chIdx,
+                                                 clampTo(y, plan.h),
+                                                 clampTo(add(x0, e), plan.w))));
           out[(r * cpt + e) * channels + k] =
               kgraph::detail::toComputeType(b, loc, loaded, elementType(v));
         }

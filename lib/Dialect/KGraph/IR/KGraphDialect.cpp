@@ -125,10 +125,11 @@ LogicalResult ElementwiseConfigAttr::verify(
   return success();
 }
 
-LogicalResult StencilConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t tileH, int64_t tileW,
-    int64_t blockX, int64_t blockY, int64_t rowsPerThread,
-    int64_t colsPerThread) {
+LogicalResult
+StencilConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t tileH, int64_t tileW, int64_t blockX,
+                          int64_t blockY, int64_t rowsPerThread,
+                          int64_t colsPerThread) {
   if (tileH <= 0 || tileW <= 0)
     return emitError() << "tile_h and tile_w must be positive, got " << tileH
                        << " x " << tileW;

@@ -762,8 +762,8 @@ FailureOr<StencilConfigAttr> kgraph::chooseStencilConfig(FusedOp group,
   // two blocks per SM, then at one. On small images the model ranks many
   // tiles alike (every block is a fraction of a wave); on such ties the
   // larger tile wins, as it loads each halo once.
-  StencilPlan shape = planStencilGroup(
-      group, StencilConfigAttr::get(ctx, 1, 1, 1, 32, 1, 1));
+  StencilPlan shape =
+      planStencilGroup(group, StencilConfigAttr::get(ctx, 1, 1, 1, 32, 1, 1));
   static constexpr int64_t kSmallH[] = {64, 32, 16, 8, 4, 2, 1};
   static constexpr int64_t kSmallW[] = {128, 64, 32, 16, 8, 4, 2, 1};
   for (int64_t blocksPerSM : {2, 1}) {
