@@ -3,18 +3,19 @@
 
 // The issue-5 edge chain on 8x1x4096x4096: blur 5x5, Sobel x/y, magnitude,
 // 3x3 max-pool non-maximum suppression. Halo 4 around the input, 3 around
-// the blur, 1 around the magnitude. 64x64 tiles of 4x4 strips: rows rounded
-// to 4; each value computed over the columns some output needs, rounded out
-// to multiples of 4, and held over the columns its readers' strips read,
-// rounded out too: input staged 76x72 and held 76x80, blur computed 72x72
-// and held 72x80, magnitude 68x72, in f32; the magnitude takes the input's
+// the blur, 1 around the magnitude. 64x64 tiles of 4x2 strips (4x4 strips
+// would hold more shared memory: 4 blocks per SM instead of 5): rows
+// rounded to 4; each value computed over the columns some output needs,
+// rounded out to multiples of 2, and held over the columns its readers'
+// strips read, rounded out too: input staged 76x72, blur computed 72x68
+// and held 72x72, magnitude 68x68, in f32; the magnitude takes the input's
 // bytes (the blur is the input's last reader, a barrier between), so shared
-// memory is the input's and the blur's, 47360 bytes; 4 * 76*72/4096 + 4 =
+// memory is the input's and the blur's, 42624 bytes; 4 * 76*72/4096 + 4 =
 // 9.34 bytes read and written per pixel plus the filter taps.
 // CHECK-LABEL: func @edges_4096
-// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 16, block_y = 16, rows_per_thread = 4, cols_per_thread = 4>
+// CHECK: kgraph.config = #kgraph.stencil_config<tile_h = 64, tile_w = 64, block_x = 32, block_y = 8, rows_per_thread = 4, cols_per_thread = 2>
 func.func @edges_4096(%img: tensor<8x1x4096x4096xf32>, %g: tensor<1x1x5x5xf32>, %sx: tensor<1x1x3x3xf32>, %sy: tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
-  // expected-remark @+1 {{stencil tile 64x64, strips 4x4, 256 threads, 47360 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.23, 71.7 taps/px}}
+  // expected-remark @+1 {{stencil tile 64x64, strips 4x2, 256 threads, 42624 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.16, 68.4 taps/px}}
   %r = kgraph.fused (%img, %g, %sx, %sy) : (tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<8x1x4096x4096xf32> {
   ^bb0(%x: tensor<8x1x4096x4096xf32>, %gw: tensor<1x1x5x5xf32>, %wx: tensor<1x1x3x3xf32>, %wy: tensor<1x1x3x3xf32>):
     %b = kgraph.conv2d %x, %gw padding = [2, 2, 2, 2] : tensor<8x1x4096x4096xf32>, tensor<1x1x5x5xf32> -> tensor<8x1x4096x4096xf32>
@@ -112,10 +113,10 @@ func.func @pool_chain(%a: tensor<1x4x512x512xf32>) -> tensor<1x4x512x512xf32> {
 // Sobel filters' zero columns and rows are skipped (6 taps each; as row and
 // column passes they would take 2 * 6/4 + 3 = 6 too, so they stay direct),
 // the 3x3 max pool combines row maxima (2 * 6/4 + 2 = 5 operations, not 8):
-// fewer taps per pixel than with the filters read at run time (71.7).
+// fewer taps per pixel than with the filters read at run time (68.4).
 // CHECK-LABEL: func @edges_constant_filters
 func.func @edges_constant_filters(%x: tensor<8x1x4096x4096xf32>) -> tensor<8x1x4096x4096xf32> {
-  // expected-remark @+1 {{stencil tile 64x64, strips 4x4, 256 threads, 47360 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.23, 47.9 taps/px}}
+  // expected-remark @+1 {{stencil tile 64x64, strips 4x2, 256 threads, 42624 B shared, grid 64x64x8, 9.34 global B/px, halo overhead 1.16, 45.7 taps/px}}
   %r = kgraph.fused (%x) : (tensor<8x1x4096x4096xf32>) -> tensor<8x1x4096x4096xf32> {
   ^bb0(%in: tensor<8x1x4096x4096xf32>):
     %g = arith.constant dense<[[[[1.0, 4.0, 6.0, 4.0, 1.0], [4.0, 16.0, 24.0, 16.0, 4.0], [6.0, 24.0, 36.0, 24.0, 6.0], [4.0, 16.0, 24.0, 16.0, 4.0], [1.0, 4.0, 6.0, 4.0, 1.0]]]]> : tensor<1x1x5x5xf32>

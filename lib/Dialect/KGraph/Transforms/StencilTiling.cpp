@@ -675,11 +675,14 @@ static int64_t getMaxChannels(FusedOp group, const StencilPlan &plan) {
 /// chain (S17-3) found one-column strips issue-bound on integer work, with
 /// the L1/shared pipe 83% busy on scalar loads. Taken when the tile gives
 /// every thread a strip, a thread holds at most 16 values per strip
-/// (rows x columns x channels), and the materialized values, computed over
-/// whole strips, compute at most 20% more positions. Measured on the edge
-/// chain (run S20-1, H100): 4x4 strips computing 17% more positions than
-/// 4x1 ones (before planStencilGroup stopped the rounding from cascading
-/// through the halos; 5% now) ran 1.28x faster.
+/// (rows x columns x channels), the wider held regions leave as many blocks
+/// resident per SM, and the materialized values, computed over whole
+/// strips, compute at most 20% more positions. Measured on the edge chain
+/// (runs S20-1 and S20-2, H100): 4x4 strips computing 17% more positions
+/// than 4x1 ones (before planStencilGroup stopped the rounding from
+/// cascading through the halos) ran 1.28x faster; 4x2 strips, 5 blocks
+/// per SM against 4x4's 4, were the fastest in both runs (0.572 and
+/// 0.550 ms against 0.583 and 0.638 ms).
 static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
                                      const SMTarget &target) {
   StencilPlan narrow = planStencilGroup(group, config);
@@ -693,6 +696,11 @@ static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
   int64_t channels = getMaxChannels(group, narrow);
   int64_t th = config.getTileH(), tw = config.getTileW();
   int64_t rpt = config.getRowsPerThread(), threads = config.getNumThreads();
+  auto residentBlocks = [&](const StencilPlan &plan) {
+    return std::min<int64_t>(
+        {target.blocksPerSMByThreads(threads), target.maxBlocksPerSM,
+         target.sharedMemPerSM / std::max<int64_t>(1, plan.sharedMemoryBytes)});
+  };
   for (int64_t cpt : {4, 2}) {
     if (tw % cpt != 0 || (th / rpt) * (tw / cpt) < threads ||
         rpt * cpt * channels > 16)
@@ -704,7 +712,7 @@ static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
                                        threads / bx, rpt, cpt);
     StencilPlan plan = planStencilGroup(group, wide);
     if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
-        2 * plan.sharedMemoryBytes > target.sharedMemPerSM ||
+        residentBlocks(plan) < residentBlocks(narrow) ||
         computed(plan) > 1.2 * computed(narrow))
       continue;
     return wide;
