@@ -168,6 +168,22 @@ private:
         /*nontemporal=*/false,
         llvm::MaybeAlign(v * et.getIntOrFloatBitWidth() / 8));
   }
+  /// Stores `lanes`, consecutive columns from `col` (a multiple of their
+  /// number), of channel `ch` and row `row` of materialized value `v` in
+  /// shared memory: one aligned vector store, a scalar store for one lane.
+  void storeShared(Value v, int64_t ch, Value row, Value col,
+                   ArrayRef<Value> lanes) {
+    SmallVector<Value, 3> at{c(ch), row, col};
+    if (lanes.size() == 1) {
+      memref::StoreOp::create(b, loc, lanes[0], shared.lookup(v), at);
+      return;
+    }
+    int64_t n = lanes.size();
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({n}, lanes[0].getType()), lanes);
+    vector::StoreOp::create(b, loc, vec, shared.lookup(v), at,
+                            /*nontemporal=*/false, llvm::MaybeAlign(n * 4));
+  }
   Value kernelArg(Value blockArg) {
     return entry.getArgument(llvm::cast<BlockArgument>(blockArg).getArgNumber());
   }
@@ -266,7 +282,7 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   Value fill = fillValue(sv.fill, computeType(arg));
   struct Pending {
     Value index, ry, rx;
-    SmallVector<Value> values;
+    SmallVector<SmallVector<Value, 4>> values; ///< per channel, its lanes
   };
   SmallVector<Pending> pending;
   for (int64_t u = 0; u < unroll; ++u) {
@@ -280,15 +296,13 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
       for (int64_t k = 0; k < sv.channels; ++k) {
         Value row =
             loadRowVector(buffer, image, add(channelBase, k), y, x, h, w);
-        SmallVector<Value> lanesK;
+        SmallVector<Value, 4> &lanesK = p.values.emplace_back();
         for (int64_t e = 0; e < vec; ++e) {
           Value val = kgraph::detail::toComputeType(
               b, loc, vector::ExtractOp::create(b, loc, row, e), et);
           lanesK.push_back(arith::SelectOp::create(
               b, loc, inImage(y, h, add(x, e), w), val, fill));
         }
-        p.values.push_back(vector::FromElementsOp::create(
-            b, loc, VectorType::get({vec}, lanesK[0].getType()), lanesK));
       }
       pending.push_back(p);
       continue;
@@ -300,7 +314,7 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
       Value loaded = memref::LoadOp::create(
           b, loc, buffer, bufferIndices(memrefType, image, chIdx, cy, cx));
       Value val = kgraph::detail::toComputeType(b, loc, loaded, et);
-      p.values.push_back(arith::SelectOp::create(b, loc, inside, val, fill));
+      p.values.push_back({arith::SelectOp::create(b, loc, inside, val, fill)});
     }
     pending.push_back(p);
   }
@@ -312,15 +326,8 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
       auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    for (auto [k, val] : llvm::enumerate(p.values)) {
-      if (vec > 1)
-        vector::StoreOp::create(
-            b, loc, val, shared.lookup(arg), ValueRange{c(k), p.ry, p.rx},
-            /*nontemporal=*/false, llvm::MaybeAlign(vec * 4));
-      else
-        memref::StoreOp::create(b, loc, val, shared.lookup(arg),
-                                ValueRange{c(k), p.ry, p.rx});
-    }
+    for (auto [k, lanesK] : llvm::enumerate(p.values))
+      storeShared(arg, k, p.ry, p.rx, lanesK);
   }
 }
 
@@ -400,16 +407,7 @@ LogicalResult StencilEmitter::computeMaterialized(Value v,
           row.push_back(arith::SelectOp::create(
               b, loc, inside[e], p.values[(r * cpt + e) * sv.channels + k],
               fill));
-        SmallVector<Value, 3> at{c(k), add(p.row0, r), p.sx};
-        if (cpt == 1)
-          memref::StoreOp::create(b, loc, row[0], shared.lookup(v), at);
-        else
-          vector::StoreOp::create(
-              b, loc,
-              vector::FromElementsOp::create(
-                  b, loc, VectorType::get({cpt}, row[0].getType()), row),
-              shared.lookup(v), at, /*nontemporal=*/false,
-              llvm::MaybeAlign(cpt * 4));
+        storeShared(v, k, add(p.row0, r), p.sx, row);
       }
     }
   }

@@ -559,6 +559,17 @@ std::pair<double, bool> kgraph::getStencilPoolCost(Pool2dOp pool,
   return {direct, false};
 }
 
+/// Blocks of `config` resident on one SM: bounded by the threads and by the
+/// shared memory of `plan`.
+static int64_t getResidentBlocksPerSM(StencilConfigAttr config,
+                                      const StencilPlan &plan,
+                                      const SMTarget &target) {
+  return std::min<int64_t>(target.blocksPerSMByThreads(config.getNumThreads()),
+                           plan.sharedMemoryBytes
+                               ? target.sharedMemPerSM / plan.sharedMemoryBytes
+                               : target.maxBlocksPerSM);
+}
+
 namespace {
 /// The model's numbers for one configuration.
 struct StencilEstimate {
@@ -648,12 +659,8 @@ static StencilEstimate estimateStencil(FusedOp group, StencilConfigAttr config,
   e.workPerPixel =
       work * double(plan.gridX * plan.gridY) / double(plan.h * plan.w);
   e.haloOverhead = outputs > 0 ? computed / outputs : 1;
-  unsigned perSM = std::min<unsigned>(
-      target.blocksPerSMByThreads(config.getNumThreads()),
-      plan.sharedMemoryBytes
-          ? target.sharedMemPerSM / std::max<int64_t>(1, plan.sharedMemoryBytes)
-          : target.maxBlocksPerSM);
-  double resident = double(std::max(1u, perSM)) * target.numSMs;
+  int64_t perSM = getResidentBlocksPerSM(config, plan, target);
+  double resident = double(std::max<int64_t>(1, perSM)) * target.numSMs;
   double blocks = double(plan.gridX) * plan.gridY * plan.gridZ;
   double waves = std::ceil(blocks / resident);
   e.waveEfficiency = blocks / (waves * resident);
@@ -696,11 +703,6 @@ static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
   int64_t channels = getMaxChannels(group, narrow);
   int64_t th = config.getTileH(), tw = config.getTileW();
   int64_t rpt = config.getRowsPerThread(), threads = config.getNumThreads();
-  auto residentBlocks = [&](const StencilPlan &plan) {
-    return std::min<int64_t>(
-        {target.blocksPerSMByThreads(threads), target.maxBlocksPerSM,
-         target.sharedMemPerSM / std::max<int64_t>(1, plan.sharedMemoryBytes)});
-  };
   for (int64_t cpt : {4, 2}) {
     if (tw % cpt != 0 || (th / rpt) * (tw / cpt) < threads ||
         rpt * cpt * channels > 16)
@@ -712,7 +714,8 @@ static StencilConfigAttr widenStrips(FusedOp group, StencilConfigAttr config,
                                        threads / bx, rpt, cpt);
     StencilPlan plan = planStencilGroup(group, wide);
     if (plan.sharedMemoryBytes > target.sharedMemPerBlock ||
-        residentBlocks(plan) < residentBlocks(narrow) ||
+        getResidentBlocksPerSM(wide, plan, target) <
+            getResidentBlocksPerSM(config, narrow, target) ||
         computed(plan) > 1.2 * computed(narrow))
       continue;
     return wide;
