@@ -180,6 +180,20 @@ func.func @stencil_rows_divide() attributes {kgraph.config = #kgraph.stencil_con
 
 // -----
 
+// expected-error @+1 {{cols_per_thread must be 1, 2 or 4, got 3}}
+func.func @stencil_cols() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 32, tile_w = 48, block_x = 16, block_y = 8, rows_per_thread = 4, cols_per_thread = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{cols_per_thread (4) must divide tile_w (30)}}
+func.func @stencil_cols_divide() attributes {kgraph.config = #kgraph.stencil_config<tile_h = 32, tile_w = 30, block_x = 32, block_y = 8, rows_per_thread = 4, cols_per_thread = 4>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{group_m must be positive, got 0}}
 func.func @group_m_zero() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, group_m = 0>} {
   return
