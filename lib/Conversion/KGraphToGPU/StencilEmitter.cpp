@@ -70,11 +70,15 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value clampTo(Value x, int64_t size) {
+    if (interior)
+      return x;
     Value lo = arith::MaxSIOp::create(b, loc, x, c(0));
     return arith::MinSIOp::create(b, loc, lo, c(size - 1));
   }
   /// 0 <= y < h && 0 <= x < w (negative indices compare as huge unsigned).
   Value inImage(Value y, int64_t h, Value x, int64_t w) {
+    if (interior)
+      return arith::ConstantIntOp::create(b, loc, 1, 1);
     Value iy = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, y, c(h));
     Value ix = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(w));
     return arith::AndIOp::create(b, loc, iy, ix);
@@ -159,8 +163,11 @@ private:
                       int64_t h, int64_t w) {
     auto memrefType = llvm::cast<MemRefType>(buffer.getType());
     int64_t v = colsPerThread();
-    Value cx = arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(w - v));
+    Value cx =
+        interior
+            ? x
+            : Value(arith::MinSIOp::create(
+                  b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(w - v)));
     Type et = memrefType.getElementType();
     return vector::LoadOp::create(
         b, loc, VectorType::get({v}, et), buffer,
@@ -194,6 +201,14 @@ private:
   /// Emits the loop `for i = tid; i < items; i += threads` and calls `fn`
   /// with a builder inside it.
   void forEachItem(int64_t items, llvm::function_ref<void(Value)> fn);
+
+  /// The runtime test that this block's tile and every held region lie
+  /// inside their images, or null where fewer than half the blocks do (see
+  /// emit).
+  Value interiorBlock(Value by, Value bx);
+  /// Staging, the materialized values and the stores: the whole body after
+  /// the setup, emitted once per kind of block.
+  LogicalResult emitBody();
 
   void stageInput(Value arg, const StencilValue &sv);
   LogicalResult computeMaterialized(Value v, const StencilValue &sv);
@@ -230,6 +245,9 @@ private:
   ActivationAxes axes;
 
   Value tid, image, channelBase, tileY, tileX;
+  /// Emitting the copy of the body for interior blocks (interiorBlock):
+  /// inImage is true and clampTo the identity.
+  bool interior = false;
   DenseMap<Value, Value> shared; ///< materialized value -> f32 [C][rows][cols]
   DenseMap<std::tuple<Operation *, int64_t, int64_t, int64_t, int64_t>, Value>
       hoistedWeights;
@@ -287,8 +305,13 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   SmallVector<Pending> pending;
   for (int64_t u = 0; u < unroll; ++u) {
     Value i = add(loop.getInductionVar(), u * threads);
-    Value ry = arith::DivUIOp::create(b, loc, i, c(rowItems));
-    Value rx = mul(arith::RemUIOp::create(b, loc, i, c(rowItems)), vec);
+    // Without clamps (interior blocks) a position past the region loads the
+    // last position's address instead.
+    Value item = u > 0 && interior
+                     ? Value(arith::MinUIOp::create(b, loc, i, c(items - 1)))
+                     : i;
+    Value ry = arith::DivUIOp::create(b, loc, item, c(rowItems));
+    Value rx = mul(arith::RemUIOp::create(b, loc, item, c(rowItems)), vec);
     Value y = add(originY, ry), x = add(originX, rx);
     Pending p{i, ry, add(rx, skip), {}};
     if (vec > 1) {
@@ -573,32 +596,46 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
       // column) and are skipped; a rank-one filter runs as a row pass over
       // the input rows the thread's rows read, then a column pass.
       StencilFilterSlice slice = getStencilFilterSlice(conv, f, ch, rpt);
+      // Tap order of a constant pass: a tap of weight 1 first (the sum
+      // starts from it for free, -1 taps then subtract), the rest in order.
+      auto order = [](ArrayRef<float> ws) {
+        SmallVector<int64_t> taps;
+        const float *one = llvm::find(ws, 1.0f);
+        if (one != ws.end())
+          taps.push_back(one - ws.begin());
+        for (int64_t t = 0, n = ws.size(); t < n; ++t)
+          if (ws[t] != 0.0f && ws.begin() + t != one)
+            taps.push_back(t);
+        return taps;
+      };
+      SmallVector<int64_t> taps;
+      if (slice.constant && !slice.separable)
+        taps = order(slice.weights);
+      else if (!slice.constant)
+        for (int64_t t = 0; t < kh * kw; ++t)
+          taps.push_back(t);
       for (int64_t e = 0; e < cpt; ++e) {
         if (slice.separable) {
           SmallVector<Value> rowSums(rpt - 1 + kh);
           for (auto [dy, sum] : llvm::enumerate(rowSums))
-            for (int64_t kx = 0; kx < kw; ++kx)
-              if (slice.v[kx] != 0.0f)
-                accumulate(
-                    sum, f32(slice.v[kx]),
-                    sharedLoad(in, ch, int64_t(dy) - pad[0], e + kx - pad[2]));
+            for (int64_t kx : order(slice.v))
+              accumulate(
+                  sum, f32(slice.v[kx]),
+                  sharedLoad(in, ch, int64_t(dy) - pad[0], e + kx - pad[2]));
           for (int64_t r = 0; r < rpt; ++r)
-            for (int64_t ky = 0; ky < kh; ++ky)
-              if (slice.u[ky] != 0.0f)
-                accumulate(acc[(r * cpt + e) * numF + f], f32(slice.u[ky]),
-                           rowSums[r + ky]);
+            for (int64_t ky : order(slice.u))
+              accumulate(acc[(r * cpt + e) * numF + f], f32(slice.u[ky]),
+                         rowSums[r + ky]);
           continue;
         }
         for (int64_t r = 0; r < rpt; ++r)
-          for (int64_t ky = 0; ky < kh; ++ky)
-            for (int64_t kx = 0; kx < kw; ++kx) {
-              if (slice.constant && slice.weights[ky * kw + kx] == 0.0f)
-                continue;
-              Value w = slice.constant ? f32(slice.weights[ky * kw + kx])
-                                       : weight(conv, f, ch, ky, kx);
-              accumulate(acc[(r * cpt + e) * numF + f], w,
-                         sharedLoad(in, ch, r - pad[0] + ky, e + kx - pad[2]));
-            }
+          for (int64_t t : taps) {
+            int64_t ky = t / kw, kx = t % kw;
+            Value w = slice.constant ? f32(slice.weights[ky * kw + kx])
+                                     : weight(conv, f, ch, ky, kx);
+            accumulate(acc[(r * cpt + e) * numF + f], w,
+                       sharedLoad(in, ch, r - pad[0] + ky, e + kx - pad[2]));
+          }
       }
     }
   SmallVector<Value> out(rpt * cpt * numF);
@@ -803,9 +840,10 @@ LogicalResult StencilEmitter::emit() {
     bz = arith::DivUIOp::create(b, loc, bx, c(plan.gridX));
     bx = arith::RemUIOp::create(b, loc, bx, c(plan.gridX));
   }
+  Value bxTile = bx;
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   tileX = mul(bx, config.getTileW());
-  tileY = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
-              config.getTileH());
+  tileY = mul(by, config.getTileH());
   if (!bz)
     bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (plan.numChannelBlocks > 1) {
@@ -861,6 +899,66 @@ LogicalResult StencilEmitter::emit() {
     }
   }
 
+  // Interior blocks (most of a large image) run a copy of the body without
+  // the clamps, fill selects and edge stores the image's border needs.
+  if (Value cond = interiorBlock(by, bxTile)) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    interior = true;
+    LogicalResult inside = emitBody();
+    interior = false;
+    if (failed(inside))
+      return failure();
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    if (failed(emitBody()))
+      return failure();
+  } else if (failed(emitBody())) {
+    return failure();
+  }
+  gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+Value StencilEmitter::interiorBlock(Value by, Value bx) {
+  int64_t th = config.getTileH(), tw = config.getTileW();
+  // Block rows (columns) t with every region inside: t * tile * scale + y0
+  // >= 0 and + rows <= h for each held value, t * tile + tile <= the output
+  // grid: a range [lo, hi] per axis.
+  auto range = [&](int64_t tile, int64_t grid, int64_t out, bool rows) {
+    int64_t lo = 0, hi = std::min(grid, out / tile) - 1;
+    for (auto &[v, sv] : plan.values) {
+      if (!sv.materialized)
+        continue;
+      std::array<int64_t, 4> d = dims(v);
+      int64_t scale = rows ? sv.scaleY : sv.scaleX;
+      int64_t origin = rows ? sv.y0 : sv.x0;
+      int64_t extent = rows ? sv.rows : sv.cols, size = rows ? d[2] : d[3];
+      int64_t step = tile * scale;
+      // t * step + origin >= 0 and t * step + origin + extent <= size.
+      lo = std::max<int64_t>(lo,
+                             origin >= 0 ? 0 : llvm::divideCeil(-origin, step));
+      int64_t room = size - origin - extent;
+      hi = std::min(hi, room < 0 ? -1 : room / step);
+    }
+    return std::make_pair(lo, hi);
+  };
+  auto [loY, hiY] = range(th, plan.gridY, plan.h, /*rows=*/true);
+  auto [loX, hiX] = range(tw, plan.gridX, plan.w, /*rows=*/false);
+  int64_t rowsIn = std::max<int64_t>(0, hiY - loY + 1);
+  int64_t colsIn = std::max<int64_t>(0, hiX - loX + 1);
+  if (2 * rowsIn * colsIn < plan.gridY * plan.gridX)
+    return Value();
+  // lo <= t <= hi as one unsigned compare per axis.
+  auto within = [&](Value t, int64_t lo, int64_t n) {
+    Value off = lo ? Value(arith::SubIOp::create(b, loc, t, c(lo))) : t;
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, off, c(n));
+  };
+  return arith::AndIOp::create(b, loc, within(by, loY, rowsIn),
+                               within(bx, loX, colsIn));
+}
+
+LogicalResult StencilEmitter::emitBody() {
   bool staged = false;
   for (auto &[v, sv] : plan.values)
     if (sv.materialized && llvm::isa<BlockArgument>(v)) {
@@ -876,10 +974,7 @@ LogicalResult StencilEmitter::emit() {
       return failure();
     gpu::BarrierOp::create(b, loc);
   }
-  if (failed(storeResults()))
-    return failure();
-  gpu::ReturnOp::create(b, loc);
-  return success();
+  return storeResults();
 }
 
 LogicalResult kgraph::emitStencilKernel(FusedOp group, StencilConfigAttr config,

@@ -534,9 +534,22 @@ StencilFilterSlice kgraph::getStencilFilterSlice(Conv2dOp conv, int64_t f,
   auto count = [](ArrayRef<float> xs) {
     return double(llvm::count_if(xs, [](float x) { return x != 0.0f; }));
   };
-  // The row pass runs once per input row the thread's rows read.
+  // A pass starts its sum from a tap of weight 1 where it has one (the
+  // emitter takes it first): that tap costs nothing. v has one (the pivot's);
+  // where only -1 is in u, both factors change sign so that u has one too
+  // (Sobel: [-1, -2, -1] x [1, 0, -1] -> [1, 2, 1] x [-1, 0, 1]).
+  if (!llvm::is_contained(u, 1.0f) && llvm::is_contained(u, -1.0f) &&
+      llvm::is_contained(v, -1.0f)) {
+    for (float &x : u)
+      x = -x;
+    for (float &x : v)
+      x = -x;
+  }
+  // The row pass runs once per input row the thread's rows read, each sum
+  // from its weight-1 tap.
   int64_t rows = std::max<int64_t>(1, rowsPerThread);
-  double separate = count(v) * double(windowRows(rows, s.kh, 1)) / rows + count(u);
+  double separate =
+      (count(v) - 1) * double(windowRows(rows, s.kh, 1)) / rows + count(u);
   if (separate < s.opsPerOutput) {
     s.separable = true;
     s.u = std::move(u);
