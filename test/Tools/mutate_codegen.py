@@ -279,13 +279,6 @@ MUTATIONS = [
         "a separable filter's column pass combines the first rows' sums for "
         "every output row of the thread"),
     Mutation(
-        "stencil_interior_past_border", D + "StencilEmitter.cpp",
-        "  int64_t rowsIn = std::max<int64_t>(0, hiY - loY + 1);\n",
-        "  int64_t rowsIn = std::max<int64_t>(0, hiY - loY + 2);\n",
-        "the interior copy of a stencil body (no clamps, no fill) also runs "
-        "the block row past the last interior one, whose halo leaves the "
-        "image"),
-    Mutation(
         "stencil_vector_lane_shifted", D + "StencilEmitter.cpp",
         "    Value val = vector::ExtractOp::create(b, loc, row4, dx - base);\n",
         "    Value val = vector::ExtractOp::create(b, loc, row4, (dx - base + 1) % vec);\n",

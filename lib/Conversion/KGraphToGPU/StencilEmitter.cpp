@@ -70,15 +70,11 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value clampTo(Value x, int64_t size) {
-    if (interior)
-      return x;
     Value lo = arith::MaxSIOp::create(b, loc, x, c(0));
     return arith::MinSIOp::create(b, loc, lo, c(size - 1));
   }
   /// 0 <= y < h && 0 <= x < w (negative indices compare as huge unsigned).
   Value inImage(Value y, int64_t h, Value x, int64_t w) {
-    if (interior)
-      return arith::ConstantIntOp::create(b, loc, 1, 1);
     Value iy = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, y, c(h));
     Value ix = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(w));
     return arith::AndIOp::create(b, loc, iy, ix);
@@ -163,11 +159,8 @@ private:
                       int64_t h, int64_t w) {
     auto memrefType = llvm::cast<MemRefType>(buffer.getType());
     int64_t v = colsPerThread();
-    Value cx =
-        interior
-            ? x
-            : Value(arith::MinSIOp::create(
-                  b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(w - v)));
+    Value cx = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(w - v));
     Type et = memrefType.getElementType();
     return vector::LoadOp::create(
         b, loc, VectorType::get({v}, et), buffer,
@@ -201,14 +194,6 @@ private:
   /// Emits the loop `for i = tid; i < items; i += threads` and calls `fn`
   /// with a builder inside it.
   void forEachItem(int64_t items, llvm::function_ref<void(Value)> fn);
-
-  /// The runtime test that this block's tile and every held region lie
-  /// inside their images, or null where fewer than half the blocks do (see
-  /// emit).
-  Value interiorBlock(Value by, Value bx);
-  /// Staging, the materialized values and the stores: the whole body after
-  /// the setup, emitted once per kind of block.
-  LogicalResult emitBody();
 
   void stageInput(Value arg, const StencilValue &sv);
   LogicalResult computeMaterialized(Value v, const StencilValue &sv);
@@ -245,9 +230,6 @@ private:
   ActivationAxes axes;
 
   Value tid, image, channelBase, tileY, tileX;
-  /// Emitting the copy of the body for interior blocks (interiorBlock):
-  /// inImage is true and clampTo the identity.
-  bool interior = false;
   DenseMap<Value, Value> shared; ///< materialized value -> f32 [C][rows][cols]
   DenseMap<std::tuple<Operation *, int64_t, int64_t, int64_t, int64_t>, Value>
       hoistedWeights;
@@ -305,13 +287,8 @@ void StencilEmitter::stageInput(Value arg, const StencilValue &sv) {
   SmallVector<Pending> pending;
   for (int64_t u = 0; u < unroll; ++u) {
     Value i = add(loop.getInductionVar(), u * threads);
-    // Without clamps (interior blocks) a position past the region loads the
-    // last position's address instead.
-    Value item = u > 0 && interior
-                     ? Value(arith::MinUIOp::create(b, loc, i, c(items - 1)))
-                     : i;
-    Value ry = arith::DivUIOp::create(b, loc, item, c(rowItems));
-    Value rx = mul(arith::RemUIOp::create(b, loc, item, c(rowItems)), vec);
+    Value ry = arith::DivUIOp::create(b, loc, i, c(rowItems));
+    Value rx = mul(arith::RemUIOp::create(b, loc, i, c(rowItems)), vec);
     Value y = add(originY, ry), x = add(originX, rx);
     Pending p{i, ry, add(rx, skip), {}};
     if (vec > 1) {
@@ -840,10 +817,9 @@ LogicalResult StencilEmitter::emit() {
     bz = arith::DivUIOp::create(b, loc, bx, c(plan.gridX));
     bx = arith::RemUIOp::create(b, loc, bx, c(plan.gridX));
   }
-  Value bxTile = bx;
-  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   tileX = mul(bx, config.getTileW());
-  tileY = mul(by, config.getTileH());
+  tileY = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+              config.getTileH());
   if (!bz)
     bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (plan.numChannelBlocks > 1) {
@@ -899,66 +875,6 @@ LogicalResult StencilEmitter::emit() {
     }
   }
 
-  // Interior blocks (most of a large image) run a copy of the body without
-  // the clamps, fill selects and edge stores the image's border needs.
-  if (Value cond = interiorBlock(by, bxTile)) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    interior = true;
-    LogicalResult inside = emitBody();
-    interior = false;
-    if (failed(inside))
-      return failure();
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    if (failed(emitBody()))
-      return failure();
-  } else if (failed(emitBody())) {
-    return failure();
-  }
-  gpu::ReturnOp::create(b, loc);
-  return success();
-}
-
-Value StencilEmitter::interiorBlock(Value by, Value bx) {
-  int64_t th = config.getTileH(), tw = config.getTileW();
-  // Block rows (columns) t with every region inside: t * tile * scale + y0
-  // >= 0 and + rows <= h for each held value, t * tile + tile <= the output
-  // grid: a range [lo, hi] per axis.
-  auto range = [&](int64_t tile, int64_t grid, int64_t out, bool rows) {
-    int64_t lo = 0, hi = std::min(grid, out / tile) - 1;
-    for (auto &[v, sv] : plan.values) {
-      if (!sv.materialized)
-        continue;
-      std::array<int64_t, 4> d = dims(v);
-      int64_t scale = rows ? sv.scaleY : sv.scaleX;
-      int64_t origin = rows ? sv.y0 : sv.x0;
-      int64_t extent = rows ? sv.rows : sv.cols, size = rows ? d[2] : d[3];
-      int64_t step = tile * scale;
-      // t * step + origin >= 0 and t * step + origin + extent <= size.
-      lo = std::max<int64_t>(lo,
-                             origin >= 0 ? 0 : llvm::divideCeil(-origin, step));
-      int64_t room = size - origin - extent;
-      hi = std::min(hi, room < 0 ? -1 : room / step);
-    }
-    return std::make_pair(lo, hi);
-  };
-  auto [loY, hiY] = range(th, plan.gridY, plan.h, /*rows=*/true);
-  auto [loX, hiX] = range(tw, plan.gridX, plan.w, /*rows=*/false);
-  int64_t rowsIn = std::max<int64_t>(0, hiY - loY + 1);
-  int64_t colsIn = std::max<int64_t>(0, hiX - loX + 1);
-  if (2 * rowsIn * colsIn < plan.gridY * plan.gridX)
-    return Value();
-  // lo <= t <= hi as one unsigned compare per axis.
-  auto within = [&](Value t, int64_t lo, int64_t n) {
-    Value off = lo ? Value(arith::SubIOp::create(b, loc, t, c(lo))) : t;
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, off, c(n));
-  };
-  return arith::AndIOp::create(b, loc, within(by, loY, rowsIn),
-                               within(bx, loX, colsIn));
-}
-
-LogicalResult StencilEmitter::emitBody() {
   bool staged = false;
   for (auto &[v, sv] : plan.values)
     if (sv.materialized && llvm::isa<BlockArgument>(v)) {
@@ -974,7 +890,10 @@ LogicalResult StencilEmitter::emitBody() {
       return failure();
     gpu::BarrierOp::create(b, loc);
   }
-  return storeResults();
+  if (failed(storeResults()))
+    return failure();
+  gpu::ReturnOp::create(b, loc);
+  return success();
 }
 
 LogicalResult kgraph::emitStencilKernel(FusedOp group, StencilConfigAttr config,

@@ -299,8 +299,8 @@ CPU_CASES = [
     pool_case("avg", [1, 2, 9, 11], (3, 2), (2, 1), (1, 1, 0, 1), "nchw", config=(2, 8, 32, 1, 1, 4)),
     two_channel_case(1, 7, 12, "nchw", "f32", config=(4, 8, 32, 1, 2, 4)),
     two_channel_case(1, 5, 9, "nhwc", "f16", config=(2, 4, 32, 1, 2, 2)),
-    # Images of many small tiles: most blocks run the interior copy of the
-    # body (no clamps or fill selects), the border blocks the general one.
+    # Images of many small tiles (blocks inside the image, at its edges and
+    # corners, partial tiles), 1-, 2- and 4-column strips, a strided pool.
     edges_case(1, 40, 48, config=(4, 8, 32, 1, 2, 4)),
     edges_case(1, 38, 42, "nhwc", config=(4, 4, 32, 1, 2, 2)),
     edges_case(1, 36, 37, config=(4, 4, 32, 1, 2)),
