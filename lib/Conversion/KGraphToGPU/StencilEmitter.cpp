@@ -585,22 +585,28 @@ FailureOr<SmallVector<Value>> StencilEmitter::evaluateConv(Conv2dOp conv) {
             taps.push_back(t);
         return taps;
       };
-      SmallVector<int64_t> taps;
-      if (slice.constant && !slice.separable)
+      // Direct taps (flat ky * kw + kx), or the row pass's (kx) and the
+      // column pass's (ky) of a separable slice.
+      SmallVector<int64_t> taps, rowTaps, colTaps;
+      if (slice.separable) {
+        rowTaps = order(slice.v);
+        colTaps = order(slice.u);
+      } else if (slice.constant) {
         taps = order(slice.weights);
-      else if (!slice.constant)
+      } else {
         for (int64_t t = 0; t < kh * kw; ++t)
           taps.push_back(t);
+      }
       for (int64_t e = 0; e < cpt; ++e) {
         if (slice.separable) {
           SmallVector<Value> rowSums(rpt - 1 + kh);
           for (auto [dy, sum] : llvm::enumerate(rowSums))
-            for (int64_t kx : order(slice.v))
+            for (int64_t kx : rowTaps)
               accumulate(
                   sum, f32(slice.v[kx]),
                   sharedLoad(in, ch, int64_t(dy) - pad[0], e + kx - pad[2]));
           for (int64_t r = 0; r < rpt; ++r)
-            for (int64_t ky : order(slice.u))
+            for (int64_t ky : colTaps)
               accumulate(acc[(r * cpt + e) * numF + f], f32(slice.u[ky]),
                          rowSums[r + ky]);
           continue;

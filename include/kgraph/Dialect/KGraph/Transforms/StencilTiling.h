@@ -11,8 +11,8 @@
 // conv2d and avg pool2d, -inf for max pool2d). Every other value is computed
 // where it is used. Materialized values are stored as f32 rows:
 //
-//   shared bytes = sum over materialized v of 4 * channels(v) * rows(v) *
-//   cols(v)
+//   shared bytes = sum over materialized v of
+//                  4 * channels(v) * rows(v) * cols(v)
 //
 // rows(v) is rounded up to a multiple of rows_per_thread when v is computed
 // (threads compute strips of rows_per_thread rows); columns are computed
