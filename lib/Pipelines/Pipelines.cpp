@@ -85,6 +85,8 @@ void kgraph::buildKernelFormationPasses(OpPassManager &pm,
   }
   if (options.spaceToDepthConvs)
     pm.addNestedPass<func::FuncOp>(createKGraphSpaceToDepthConvs());
+  if (options.winogradConvs)
+    pm.addNestedPass<func::FuncOp>(createKGraphWinogradConvs());
   // An unknown target is kgraph-tile's to report.
   if (options.splitKConvs && lookupSMTarget(options.target)) {
     KGraphSplitKConvsOptions split;

@@ -75,6 +75,14 @@ static llvm::cl::opt<bool> spaceToDepthConvs(
                    "filter taps turn an inf input into NaN in the outputs "
                    "beside its windows)"),
     llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<bool> winogradConvs(
+    "winograd-convs",
+    llvm::cl::desc("With --tile: compute a 3x3 stride-1 conv2d whose GEMM "
+                   "runs on FMA (f32) as Winograd F(4x4, 3x3): filter and "
+                   "input transforms, 36 batched GEMMs, output transform "
+                   "with the epilogue (kgraph-winograd-convs; off by "
+                   "default)"),
+    llvm::cl::init(false), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> splitKConvs(
     "split-k-convs",
     llvm::cl::desc("With --tile: split the K of a deep conv2d over few pixels "
@@ -217,6 +225,7 @@ static void setKernelFormationOptions(kgraph::CompileOptions &options,
   options.fuseReport = fuseReport;
   options.padConvChannels = padConvChannels;
   options.spaceToDepthConvs = spaceToDepthConvs;
+  options.winogradConvs = winogradConvs;
   options.splitKConvs = splitKConvs;
   options.splitKMinGain = splitKMinGain;
 }
@@ -284,6 +293,8 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--pad-conv-channels needs --tile=<target>");
     if (spaceToDepthConvs.getNumOccurrences())
       return fail("--space-to-depth-convs needs --tile=<target>");
+    if (winogradConvs.getNumOccurrences())
+      return fail("--winograd-convs needs --tile=<target>");
     if (splitKConvs.getNumOccurrences())
       return fail("--split-k-convs needs --tile=<target>");
     if (splitKMinGain.getNumOccurrences())

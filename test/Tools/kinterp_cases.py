@@ -519,7 +519,7 @@ gemm("mm_f16_tma3_130x64x72_bias_relu", 130, 64, 72, "f16", bias=True, relu=True
 # ---- conv2d ----------------------------------------------------------------------------------
 
 def conv(name, n, c, h, w, f, kh, kw, layout, dt, acc=None, stride=(1, 1), pad=(0, 0, 0, 0),
-         dil=(1, 1), groups=1, bias=False, targets=TARGETS, config=None):
+         dil=(1, 1), groups=1, bias=False, targets=TARGETS, config=None, flags=(), tol=None):
     acc = acc or dt
     oh = (h + pad[0] + pad[1] - dil[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (w + pad[2] + pad[3] - dil[1] * (kw - 1) - 1) // stride[1] + 1
@@ -563,8 +563,8 @@ def conv(name, n, c, h, w, f, kh, kw, layout, dt, acc=None, stride=(1, 1), pad=(
             y = rnd(y + rest[0], acc)
         return y
     inputs = [(xs, dt, -1.0, 1.0), (ws, dt, -1.0, 1.0)] + ([(args[2][1], acc, -0.5, 0.5)] if bias else [])
-    add(name, text, inputs, ref, gemm_tol(kh * kw * cg, acc, 1 + bias), targets=targets,
-        fuse=(False, True) if not config else (False,))
+    add(name, text, inputs, ref, tol or gemm_tol(kh * kw * cg, acc, 1 + bias), flags=flags,
+        targets=targets, fuse=(False, True) if not config else (False,))
 
 
 conv("conv_nhwc_f16_1x7x7x8_f16_k3p1_bias", 1, 8, 7, 7, 16, 3, 3, "nhwc", "f16",
@@ -891,6 +891,32 @@ for dt, acc in (("f16", "f16"), ("f32", "f32")):
                                                               padding=3)), dt) + b, dt)),
         gemm_tol(147, acc, 2), flags=("--pad-conv-channels=16",))
 
+
+# ---- kgraph-winograd-convs ---------------------------------------------------------------------
+# 3x3 stride-1 f32 convs as Winograd F(4x4, 3x3) (--winograd-convs): filter
+# and input transforms, 36 batched GEMMs, the output transform with the
+# epilogue. Images of partial tiles (OH, OW not multiples of 4), lanes that
+# straddle tiles (OW not a multiple of the vector width), asymmetric
+# padding, both layouts. The transforms' constants (up to 8, down to 1/24)
+# lose a few more ulps than the direct sum: the bound is 8x the GEMM's.
+
+
+def wino_tol(k):
+    r, a = gemm_tol(k, "f32", 2)
+    return (8 * r, 8 * a)
+
+
+WINO = ("--winograd-convs",)
+conv("wino_nchw_f32_2x16x10x10_f16_p1_bias", 2, 16, 10, 10, 16, 3, 3, "nchw", "f32",
+     pad=(1, 1, 1, 1), bias=True, flags=WINO, tol=wino_tol(144))
+conv("wino_nchw_f32_1x16x8x8_f32_p1", 1, 16, 8, 8, 32, 3, 3, "nchw", "f32",
+     pad=(1, 1, 1, 1), flags=WINO, targets=("sm_90a",), tol=wino_tol(144))
+conv("wino_nchw_f32_1x20x7x9_f16_p0211", 1, 20, 7, 9, 16, 3, 3, "nchw", "f32",
+     pad=(0, 2, 1, 1), flags=WINO, targets=("sm_90a",), tol=wino_tol(180))
+conv("wino_nhwc_f32_2x10x9x16_f24_p1_bias", 2, 16, 10, 9, 24, 3, 3, "nhwc", "f32",
+     pad=(1, 1, 1, 1), bias=True, flags=WINO, targets=("sm_90a",), tol=wino_tol(144))
+conv("wino_nhwc_f32_1x6x13x18_f16_p0", 1, 18, 6, 13, 16, 3, 3, "nhwc", "f32",
+     flags=WINO, targets=("sm_90a",), tol=wino_tol(162))
 
 # ---- kgraph-space-to-depth-convs --------------------------------------------------------------
 

@@ -30,6 +30,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "as a stride-1 conv over its space-to-depth input "
                      "(kgraph-space-to-depth-convs; on by default)"),
       llvm::cl::init(true)};
+  Option<bool> winogradConvs{
+      *this, "winograd-convs",
+      llvm::cl::desc("compute 3x3 stride-1 conv2d on FMA (f32) as Winograd "
+                     "F(4x4, 3x3) (kgraph-winograd-convs)"),
+      llvm::cl::init(false)};
   Option<bool> splitKConvs{
       *this, "split-k-convs",
       llvm::cl::desc("split the K of a deep conv2d over few pixels into "

@@ -68,7 +68,7 @@ LogicalResult kgraph::checkElementwiseGroup(FusedOp group) {
         return op.emitOpError("has no static access map");
       continue;
     }
-    if (llvm::isa<ConcatOp>(op))
+    if (llvm::isa<ConcatOp>(op) || isWinogradOp(&op))
       continue;
     if (!isElementwiseOp(&op))
       return op.emitOpError("is not elementwise and cannot be lowered in an "

@@ -409,6 +409,11 @@ FailureOr<SmallVector<Value>> LaneEvaluator::evaluate(Value v,
     if (failed(l))
       return failure();
     lanes = std::move(*l);
+  } else if (isWinogradOp(op)) {
+    FailureOr<SmallVector<Value>> l = evaluateWinograd(op, a);
+    if (failed(l))
+      return failure();
+    lanes = std::move(*l);
   } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
     FailureOr<SmallVector<Value>> l = evaluateInlineReduce(reduce, a);
     if (failed(l))

@@ -19,6 +19,8 @@
 // small kgraph.reduce (isInlineReduceOp: the N-body's sum over x, y, z) is
 // evaluated inline: its input under the access of each reduced coordinate
 // (AccessMap::reduceInput), combined as the reduction kernels combine.
+// The Winograd transforms (kgraph.winograd_filter, winograd_input,
+// winograd_output) are evaluated where they are read: WinogradLanes.cpp.
 // Arithmetic goes through ScalarOps.h, per lane, in compute type.
 //
 //===----------------------------------------------------------------------===//
@@ -100,6 +102,14 @@ private:
   /// its input evaluated at each reduced coordinate, combined in order.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateInlineReduce(ReduceOp reduce, const Access &access);
+  /// The W lanes of a kgraph.winograd_filter, winograd_input or
+  /// winograd_output result under `access` (WinogradLanes.cpp).
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateWinograd(mlir::Operation *op, const Access &access);
+  /// The same for W lanes at `coords` (one per result dim) that differ only
+  /// in the innermost coordinate, lane l at coords.back() + l.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateWinogradLanes(mlir::Operation *op, llvm::ArrayRef<mlir::Value> coords);
   /// `evaluate` inside a region that ends before the values are read again:
   /// what it memoizes there does not dominate the code after the region.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>

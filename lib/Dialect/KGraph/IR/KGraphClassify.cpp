@@ -95,7 +95,11 @@ kgraph::getConcatInputByteOffsets(Operation *op) {
 }
 
 bool kgraph::isElementwiseReadOp(Operation *op) {
-  return isAccessMapOp(op) || llvm::isa<ConcatOp>(op);
+  return isAccessMapOp(op) || llvm::isa<ConcatOp>(op) || isWinogradOp(op);
+}
+
+bool kgraph::isWinogradOp(Operation *op) {
+  return llvm::isa<WinogradFilterOp, WinogradInputOp, WinogradOutputOp>(op);
 }
 
 bool kgraph::isViewOp(Operation *op) {

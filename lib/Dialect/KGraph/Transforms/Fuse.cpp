@@ -330,6 +330,7 @@ void Fuser::run() {
   formStencilGroups();
   formGemmGroups();
   formWindowGroups();
+  formWinogradGroups();
   formReductionGroups();
   formElementwiseGroups();
   formConcatChainGroups();

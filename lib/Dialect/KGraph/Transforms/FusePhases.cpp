@@ -256,6 +256,29 @@ void Fuser::formWindowGroups() {
 }
 
 //===----------------------------------------------------------------------===//
+// Phase 2c: Winograd output transforms and their epilogues
+//===----------------------------------------------------------------------===//
+
+void Fuser::formWinogradGroups() {
+  for (Operation &anchorOp : llvm::make_early_inc_range(*body)) {
+    Operation *anchor = &anchorOp;
+    if (!isFree(anchor) || !llvm::isa<WinogradOutputOp>(anchor))
+      continue;
+    OpSet set;
+    set.insert(anchor);
+    // Consumers of the conv's output shape (bias, residual, activation),
+    // computed where each output pixel is.
+    growEpilogue(anchor, shapeOf(anchor->getResult(0)), set);
+    trimToOneResult(anchor, set);
+    if (set.size() > 1)
+      addGroup(GroupKind::elementwise, set);
+    else
+      note(anchor, "Winograd output transform with no elementwise consumer "
+                   "to fuse");
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Phase 3: reductions
 //===----------------------------------------------------------------------===//
 

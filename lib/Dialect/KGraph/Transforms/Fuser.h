@@ -82,6 +82,9 @@ private:
   void formStencilGroups();
   void formGemmGroups();
   void formWindowGroups();
+  /// A kgraph.winograd_output with the conv's epilogue (bias, residual,
+  /// activation): one elementwise kernel.
+  void formWinogradGroups();
   void collectRowProducers(ArrayRef<Operation *> seeds, const ReduceRows &rows,
                            const OpSet &set,
                            SmallVectorImpl<Operation *> &cone);

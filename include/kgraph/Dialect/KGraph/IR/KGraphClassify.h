@@ -53,8 +53,12 @@ bool isAccessMapOp(mlir::Operation *op);
 /// True for the data-movement ops the elementwise family reads without
 /// materializing them: the access-map ops, and kgraph.concat, whose result
 /// element is read from the input whose segment of the axis holds it
-/// (getConcatSegments, through AccessMap::concatInput).
+/// (getConcatSegments, through AccessMap::concatInput), and the Winograd
+/// transforms (isWinogradOp), each element a small sum of its operand's.
 bool isElementwiseReadOp(mlir::Operation *op);
+
+/// True for kgraph.winograd_filter, winograd_input and winograd_output.
+bool isWinogradOp(mlir::Operation *op);
 
 /// One input of a kgraph.concat: it fills `[offset, offset + size)` of the
 /// result's concat axis.

@@ -146,6 +146,49 @@ def KGraphSpaceToDepthConvs
                            "::mlir::arith::ArithDialect"];
 }
 
+def KGraphWinogradConvs
+    : Pass<"kgraph-winograd-convs", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite a 3x3 stride-1 conv2d computed on FMA as Winograd F(4x4, 3x3)";
+  let description = [{
+    A `kgraph.conv2d` with a 3x3 filter, stride 1, dilation 1 and one group
+    whose GEMM runs on FMA (its element type has no tensor-core operand
+    kind at its precision: f32 without `precision = tf32`), not in a group,
+    with at least `min-channels` input channels and filters, becomes the
+    Winograd F(4x4, 3x3) form (Lavin & Gray): `kgraph.winograd_filter` (the
+    filter's 6x6 transform per channel pair; it depends on parameters only,
+    so `kgraph-lower-to-gpu{hoist-parameter-kernels}` runs it once at
+    load), `kgraph.winograd_input` (each 6x6 input tile, one per 4x4 output
+    tile, transformed), one `kgraph.matmul` of 36 batched GEMMs over the
+    channels, and `kgraph.winograd_output` (each tile's 36 points back into
+    4x4 output pixels), which `kgraph-fuse` fuses with the conv's epilogue.
+    A 4x4 output tile then takes 36 multiply-adds per channel pair instead
+    of 144 (fewer where the last tiles overhang the image).
+
+    The transforms round in the element type: results differ from the
+    direct conv's by a few units in the last place more (the transforms'
+    coefficients reach 8 and 1/24). `kgraph-compile` runs it when
+    `winograd-convs` is set (`kgraph-opt --winograd-convs`).
+
+    Before:
+    ```mlir
+    %0 = kgraph.conv2d %x, %w padding = [1, 1, 1, 1]
+        : tensor<8x64x28x28xf32>, tensor<64x64x3x3xf32> -> tensor<8x64x28x28xf32>
+    ```
+    After (7 x 7 tiles per image, 392 in all):
+    ```mlir
+    %u = kgraph.winograd_filter %w : tensor<64x64x3x3xf32> -> tensor<36x64x64xf32>
+    %v = kgraph.winograd_input %x padding = [1, 1, 1, 1] : tensor<8x64x28x28xf32> -> tensor<36x64x392xf32>
+    %m = kgraph.matmul %u, %v : tensor<36x64x64xf32>, tensor<36x64x392xf32> -> tensor<36x64x392xf32>
+    %0 = kgraph.winograd_output %m : tensor<36x64x392xf32> -> tensor<8x64x28x28xf32>
+    ```
+  }];
+  let options = [
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"16",
+           "least input channels and filters of a conv rewritten">,
+  ];
+  let dependentDialects = ["::kgraph::KGraphDialect"];
+}
+
 def KGraphSplitKConvs
     : Pass<"kgraph-split-k-convs", "::mlir::func::FuncOp"> {
   let summary = "Split the K of a deep conv2d over few pixels across more blocks (split-K)";
