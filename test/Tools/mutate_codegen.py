@@ -62,8 +62,9 @@ D = "lib/Conversion/KGraphToGPU/"
 MUTATIONS = [
     Mutation(
         "gather_reversed", D + "LaneEvaluator.cpp",
-        "    gathered.indices.push_back(mapIndex(idx, map));\n",
-        "    gathered.indices.insert(gathered.indices.begin(), mapIndex(idx, map));\n",
+        "    gathered.indices.push_back(mapIndex(laneIndex(access, l), map));\n",
+        "    gathered.indices.insert(gathered.indices.begin(),\n"
+        "                            mapIndex(laneIndex(access, l), map));\n",
         "the lanes of a broadcast gather read their elements in reverse order"),
     Mutation(
         "max_start_zero", D + "ReduceEmitter.cpp",

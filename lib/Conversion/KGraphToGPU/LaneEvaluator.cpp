@@ -48,6 +48,14 @@ Value LaneEvaluator::indexConst(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+Value LaneEvaluator::laneIndex(const Access &access, int64_t l) {
+  if (access.kind == AccessKind::Gather)
+    return access.indices[l];
+  if (l == 0)
+    return access.indices[0];
+  return arith::AddIOp::create(b, loc, access.indices[0], indexConst(l));
+}
+
 Value LaneEvaluator::mapIndex(Value flat, const AccessMap &map) {
   // The flat result index is the one coordinate group over all dims; the
   // terms are summed from the outermost dim.
@@ -111,12 +119,8 @@ Access LaneEvaluator::mapEachIndex(const Access &access,
 
 Access LaneEvaluator::gatherLanes(const Access &access, const AccessMap &map) {
   Access gathered{AccessKind::Gather, {}};
-  for (int64_t l = 0; l < width; ++l) {
-    Value idx = l == 0 ? access.indices[0]
-                       : arith::AddIOp::create(b, loc, access.indices[0],
-                                               indexConst(l));
-    gathered.indices.push_back(mapIndex(idx, map));
-  }
+  for (int64_t l = 0; l < width; ++l)
+    gathered.indices.push_back(mapIndex(laneIndex(access, l), map));
   return gathered;
 }
 
@@ -278,11 +282,7 @@ LaneEvaluator::evaluateConcat(Operation *concat, const Access &access) {
   scalar.known = known;
   SmallVector<Value> lanes;
   for (int64_t l = 0; l < width; ++l) {
-    Value index = access.kind == AccessKind::Gather ? access.indices[l]
-                  : l == 0 ? access.indices[0]
-                           : arith::AddIOp::create(b, loc, access.indices[0],
-                                                   indexConst(l))
-                                 .getResult();
+    Value index = laneIndex(access, l);
     FailureOr<SmallVector<Value>> lane = select(
         axisCoord(index), 0, segments.size(), 1,
         [&](unsigned i) -> FailureOr<SmallVector<Value>> {

@@ -95,6 +95,9 @@ public:
 
 private:
   mlir::Value indexConst(int64_t v);
+  /// The flat index lane `l` of `access` reads (a gather's own, else the
+  /// first lane's plus `l`).
+  mlir::Value laneIndex(const Access &access, int64_t l);
   /// The W lanes of the result of `concat` under `access`.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateConcat(mlir::Operation *concat, const Access &access);

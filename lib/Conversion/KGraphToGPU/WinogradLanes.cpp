@@ -41,7 +41,8 @@ static Value linearCombination(OpBuilder &b, Location loc, Type type,
     if (std::abs(coef) != 1)
       term = arith::MulFOp::create(
           b, loc, v,
-          arith::ConstantOp::create(b, loc, b.getFloatAttr(type, std::abs(coef))));
+          arith::ConstantOp::create(b, loc,
+                                    b.getFloatAttr(type, std::abs(coef))));
     if (!acc)
       acc = negate ? arith::NegFOp::create(b, loc, term).getResult() : term;
     else if (negate)
@@ -62,8 +63,9 @@ static FailureOr<Lanes> selectTree(OpBuilder &b, Location loc, Value key,
   if (hi - lo == 1)
     return leaf(lo);
   int64_t mid = (lo + hi) / 2;
-  Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key,
-                                      arith::ConstantIndexOp::create(b, loc, mid));
+  Value below =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key,
+                            arith::ConstantIndexOp::create(b, loc, mid));
   auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(count, type), below,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -78,6 +80,46 @@ static FailureOr<Lanes> selectTree(OpBuilder &b, Location loc, Value key,
     scf::YieldOp::create(b, loc, *values);
   }
   return Lanes(ifOp.getResults());
+}
+
+/// The W lanes of sum_j outer(l, j) * (sum_i inner(i) * read(i, j)[l]) over
+/// i, j < n: one 2-D transform (B^T d B, G g G^T, A^T M A) of a point, the
+/// inner sums first, each only for a j some lane's outer coefficient needs;
+/// terms with a zero coefficient are neither read nor added.
+static FailureOr<Lanes>
+separableSum(OpBuilder &b, Location loc, Type type, int64_t w, int64_t n,
+             function_ref<double(int64_t)> inner,
+             function_ref<double(int64_t, int64_t)> outer,
+             function_ref<FailureOr<Lanes>(int64_t, int64_t)> read) {
+  SmallVector<Lanes> sums(n);
+  for (int64_t j = 0; j < n; ++j) {
+    bool needed = false;
+    for (int64_t l = 0; l < w; ++l)
+      needed |= outer(l, j) != 0;
+    if (!needed)
+      continue;
+    SmallVector<SmallVector<std::pair<double, Value>>> terms(w);
+    for (int64_t i = 0; i < n; ++i) {
+      if (inner(i) == 0)
+        continue;
+      FailureOr<Lanes> v = read(i, j);
+      if (failed(v))
+        return failure();
+      for (int64_t l = 0; l < w; ++l)
+        terms[l].push_back({inner(i), (*v)[l]});
+    }
+    for (int64_t l = 0; l < w; ++l)
+      sums[j].push_back(linearCombination(b, loc, type, terms[l]));
+  }
+  Lanes out;
+  for (int64_t l = 0; l < w; ++l) {
+    SmallVector<std::pair<double, Value>> terms;
+    for (int64_t j = 0; j < n; ++j)
+      if (outer(l, j) != 0)
+        terms.push_back({outer(l, j), sums[j][l]});
+    out.push_back(linearCombination(b, loc, type, terms));
+  }
+  return out;
 }
 
 static const WinogradTransform &getTransformOf(Operation *op) {
@@ -124,13 +166,8 @@ LaneEvaluator::evaluateWinograd(Operation *op, const Access &access) {
   SmallVector<Value> lanes;
   int64_t count = access.kind == AccessKind::Uniform ? 1 : width;
   for (int64_t l = 0; l < count; ++l) {
-    Value index = access.kind == AccessKind::Gather ? access.indices[l]
-                  : l == 0 ? access.indices[0]
-                           : arith::AddIOp::create(b, loc, access.indices[0],
-                                                   indexConst(l))
-                                 .getResult();
-    FailureOr<SmallVector<Value>> lane =
-        scalar.evaluateWinograd(op, Access{AccessKind::Contiguous, {index}});
+    FailureOr<SmallVector<Value>> lane = scalar.evaluateWinograd(
+        op, Access{AccessKind::Contiguous, {laneIndex(access, l)}});
     if (failed(lane))
       return failure();
     lanes.push_back(lane->front());
@@ -145,8 +182,7 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
   const WinogradTransform &t = getTransformOf(op);
   bool nhwc = getLayoutOf(op) == Layout::nhwc;
   Value operand = op->getOperand(0);
-  ArrayRef<int64_t> in =
-      llvm::cast<ShapedType>(operand.getType()).getShape();
+  ArrayRef<int64_t> in = llvm::cast<ShapedType>(operand.getType()).getShape();
   Type elementType = getElementType(op->getResult(0));
   Type type = getComputeType(elementType);
   int64_t a = t.alpha, m = t.m, w = width;
@@ -175,9 +211,11 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
       gather.indices.push_back(add(base, c(l * laneStride)));
     return evaluateInRegion(operand, gather);
   };
-  auto finish = [&](Lanes lanes) {
-    for (Value &v : lanes)
-      v = roundToType(b, loc, v, elementType);
+  // A point's lanes rounded to the element type.
+  auto finish = [&](FailureOr<Lanes> lanes) -> FailureOr<Lanes> {
+    if (succeeded(lanes))
+      for (Value &v : *lanes)
+        v = roundToType(b, loc, v, elementType);
     return lanes;
   };
 
@@ -194,32 +232,12 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
     return selectTree(
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
           int64_t i = point / a, j = point % a;
-          SmallVector<Lanes> rows(3);
-          for (int64_t kw = 0; kw < 3; ++kw) {
-            if (t.getG(j, kw) == 0)
-              continue;
-            SmallVector<SmallVector<std::pair<double, Value>>> terms(w);
-            for (int64_t kh = 0; kh < 3; ++kh) {
-              if (t.getG(i, kh) == 0)
-                continue;
-              FailureOr<Lanes> g = read(tap(kh, kw), laneStride);
-              if (failed(g))
-                return failure();
-              for (int64_t l = 0; l < w; ++l)
-                terms[l].push_back({t.getG(i, kh), (*g)[l]});
-            }
-            for (int64_t l = 0; l < w; ++l)
-              rows[kw].push_back(linearCombination(b, loc, type, terms[l]));
-          }
-          Lanes out;
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t kw = 0; kw < 3; ++kw)
-              if (t.getG(j, kw) != 0)
-                terms.push_back({t.getG(j, kw), rows[kw][l]});
-            out.push_back(linearCombination(b, loc, type, terms));
-          }
-          return finish(out);
+          return finish(separableSum(
+              b, loc, type, w, 3, [&](int64_t kh) { return t.getG(i, kh); },
+              [&](int64_t, int64_t kw) { return t.getG(j, kw); },
+              [&](int64_t kh, int64_t kw) {
+                return read(tap(kh, kw), laneStride);
+              }));
         });
   }
 
@@ -245,47 +263,50 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
       col0.push_back(arith::SubIOp::create(b, loc, q, c(pad[2])));
     }
     auto pixel = [&](int64_t i, int64_t j) -> FailureOr<Lanes> {
+      // nchw: each lane's tile its own scalar; nhwc: the lanes' channels,
+      // one vector of the one pixel.
       SmallVector<Value> inside;
-      Value base;
+      Value nhwcIndex;
       Lanes values;
       for (int64_t l = 0; l < tiles; ++l) {
         Value r = add(row0[l], c(i)), q = add(col0[l], c(j));
-        Value ok = arith::AndIOp::create(
+        inside.push_back(arith::AndIOp::create(
             b, loc,
             arith::AndIOp::create(
                 b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, r, c(0)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, r,
+                                      c(0)),
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r,
                                       c(height))),
             arith::AndIOp::create(
                 b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, q, c(0)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, q,
+                                      c(0)),
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, q,
-                                      c(widthPx))));
-        inside.push_back(ok);
+                                      c(widthPx)))));
         // Clamped into the image, so every address formed is in bounds.
         Value rc = arith::MinSIOp::create(
             b, loc, arith::MaxSIOp::create(b, loc, r, c(0)), c(height - 1));
         Value qc = arith::MinSIOp::create(
             b, loc, arith::MaxSIOp::create(b, loc, q, c(0)), c(widthPx - 1));
-        Value index =
-            nhwc ? add(mul(add(mul(add(mul(img[l], height), rc), widthPx), qc),
-                           channels),
-                       ch)
-                 : add(mul(add(mul(add(mul(img[l], channels), ch), height), rc),
-                           widthPx),
-                       qc);
         if (nhwc) {
-          base = index;
-          break;
+          nhwcIndex =
+              add(mul(add(mul(add(mul(img[l], height), rc), widthPx), qc),
+                      channels),
+                  ch);
+          continue;
         }
-        FailureOr<Lanes> v = read(index, 0);
+        FailureOr<Lanes> v =
+            read(add(mul(add(mul(add(mul(img[l], channels), ch), height), rc),
+                         widthPx),
+                     qc),
+                 0);
         if (failed(v))
           return failure();
         values.push_back(v->front());
       }
       if (nhwc) {
-        FailureOr<Lanes> v = read(base, 1);
+        FailureOr<Lanes> v = read(nhwcIndex, 1);
         if (failed(v))
           return failure();
         values = *v;
@@ -300,32 +321,9 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
           int64_t xi = point / a, nu = point % a;
           // Column sums of the rows B^T[xi] picks, then B^T[nu] across.
-          SmallVector<Lanes> cols(a);
-          for (int64_t j = 0; j < a; ++j) {
-            if (t.getBT(nu, j) == 0)
-              continue;
-            SmallVector<SmallVector<std::pair<double, Value>>> terms(w);
-            for (int64_t i = 0; i < a; ++i) {
-              if (t.getBT(xi, i) == 0)
-                continue;
-              FailureOr<Lanes> d = pixel(i, j);
-              if (failed(d))
-                return failure();
-              for (int64_t l = 0; l < w; ++l)
-                terms[l].push_back({t.getBT(xi, i), (*d)[l]});
-            }
-            for (int64_t l = 0; l < w; ++l)
-              cols[j].push_back(linearCombination(b, loc, type, terms[l]));
-          }
-          Lanes out;
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t j = 0; j < a; ++j)
-              if (t.getBT(nu, j) != 0)
-                terms.push_back({t.getBT(nu, j), cols[j][l]});
-            out.push_back(linearCombination(b, loc, type, terms));
-          }
-          return finish(out);
+          return finish(separableSum(
+              b, loc, type, w, a, [&](int64_t i) { return t.getBT(xi, i); },
+              [&](int64_t, int64_t j) { return t.getBT(nu, j); }, pixel));
         });
   }
 
@@ -345,7 +343,8 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
   // nchw: lane l is column colInTile + l of the tile, colInTile a multiple
   // of W; the key is (row, colInTile / W). nhwc: (row, column).
   int64_t colGroups = nhwc ? m : m / w;
-  Value key = add(mul(rowInTile, colGroups), nhwc ? colInTile : div(colInTile, w));
+  Value key =
+      add(mul(rowInTile, colGroups), nhwc ? colInTile : div(colInTile, w));
   auto point = [&](int64_t xi, int64_t nu) -> FailureOr<Lanes> {
     Value p = c(xi * a + nu);
     if (nhwc)
@@ -358,36 +357,13 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
         int64_t row = leaf / colGroups;
         SmallVector<int64_t> laneCols;
         for (int64_t l = 0; l < w; ++l)
-          laneCols.push_back(nhwc ? leaf % colGroups : (leaf % colGroups) * w + l);
-        // Row sums over the points A^T[row] picks, for every column a lane
-        // needs.
-        SmallVector<Lanes> sums(a);
-        for (int64_t nu = 0; nu < a; ++nu) {
-          if (llvm::none_of(laneCols, [&](int64_t col) {
-                return t.getAT(col, nu) != 0;
-              }))
-            continue;
-          SmallVector<SmallVector<std::pair<double, Value>>> terms(w);
-          for (int64_t xi = 0; xi < a; ++xi) {
-            if (t.getAT(row, xi) == 0)
-              continue;
-            FailureOr<Lanes> v = point(xi, nu);
-            if (failed(v))
-              return failure();
-            for (int64_t l = 0; l < w; ++l)
-              terms[l].push_back({t.getAT(row, xi), (*v)[l]});
-          }
-          for (int64_t l = 0; l < w; ++l)
-            sums[nu].push_back(linearCombination(b, loc, type, terms[l]));
-        }
-        Lanes result;
-        for (int64_t l = 0; l < w; ++l) {
-          SmallVector<std::pair<double, Value>> terms;
-          for (int64_t nu = 0; nu < a; ++nu)
-            if (t.getAT(laneCols[l], nu) != 0)
-              terms.push_back({t.getAT(laneCols[l], nu), sums[nu][l]});
-          result.push_back(linearCombination(b, loc, type, terms));
-        }
-        return finish(result);
+          laneCols.push_back(nhwc ? leaf % colGroups
+                                  : (leaf % colGroups) * w + l);
+        // Row sums over the points A^T[row] picks, then each lane's
+        // column of A^T across.
+        return finish(separableSum(
+            b, loc, type, w, a, [&](int64_t xi) { return t.getAT(row, xi); },
+            [&](int64_t l, int64_t nu) { return t.getAT(laneCols[l], nu); },
+            point));
       });
 }

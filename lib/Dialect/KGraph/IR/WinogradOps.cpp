@@ -4,36 +4,41 @@
 #include "kgraph/Dialect/KGraph/IR/KGraphOps.h"
 #include "kgraph/Dialect/KGraph/IR/Winograd.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace kgraph;
 
 // F(2x2, 3x3): points 0, 1, -1, inf.
-static const double kBT2[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
-static const double kG2[] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
-static const double kAT2[] = {1, 1, 1, 0, 0, 1, -1, -1};
+static const double kBT2[] = {1, 0,  -1, 0, //
+                              0, 1,  1,  0, //
+                              0, -1, 1,  0, //
+                              0, 1,  0,  -1};
+static const double kG2[] = {1,   0,    0,   //
+                             0.5, 0.5,  0.5, //
+                             0.5, -0.5, 0.5, //
+                             0,   0,    1};
+static const double kAT2[] = {1, 1, 1,  0, //
+                              0, 1, -1, -1};
 
 // F(4x4, 3x3): points 0, 1, -1, 2, -2, inf.
-static const double kBT4[] = {
-    4, 0, -5, 0, 1, 0,  //
-    0, -4, -4, 1, 1, 0, //
-    0, 4, -4, -1, 1, 0, //
-    0, -2, -1, 2, 1, 0, //
-    0, 2, -1, -2, 1, 0, //
-    0, 4, 0, -5, 0, 1};
-static const double kG4[] = {
-    1.0 / 4,   0,         0,        //
-    -1.0 / 6,  -1.0 / 6,  -1.0 / 6, //
-    -1.0 / 6,  1.0 / 6,   -1.0 / 6, //
-    1.0 / 24,  1.0 / 12,  1.0 / 6,  //
-    1.0 / 24,  -1.0 / 12, 1.0 / 6,  //
-    0,         0,         1};
-static const double kAT4[] = {
-    1, 1, 1, 1, 1, 0,  //
-    0, 1, -1, 2, -2, 0, //
-    0, 1, 1, 4, 4, 0,  //
-    0, 1, -1, 8, -8, 1};
+static const double kBT4[] = {4, 0,  -5, 0,  1, 0, //
+                              0, -4, -4, 1,  1, 0, //
+                              0, 4,  -4, -1, 1, 0, //
+                              0, -2, -1, 2,  1, 0, //
+                              0, 2,  -1, -2, 1, 0, //
+                              0, 4,  0,  -5, 0, 1};
+static const double kG4[] = {1.0 / 4,  0,         0,        //
+                             -1.0 / 6, -1.0 / 6,  -1.0 / 6, //
+                             -1.0 / 6, 1.0 / 6,   -1.0 / 6, //
+                             1.0 / 24, 1.0 / 12,  1.0 / 6,  //
+                             1.0 / 24, -1.0 / 12, 1.0 / 6,  //
+                             0,        0,         1};
+static const double kAT4[] = {1, 1, 1,  1, 1,  0, //
+                              0, 1, -1, 2, -2, 0, //
+                              0, 1, 1,  4, 4,  0, //
+                              0, 1, -1, 8, -8, 1};
 
 const WinogradTransform *kgraph::lookupWinogradTransform(int64_t m) {
   static const WinogradTransform kF2{2, 4, kBT2, kG2, kAT2};
@@ -53,14 +58,21 @@ static const WinogradTransform *getTransform(Operation *op, int64_t m) {
   return t;
 }
 
+/// A transform keeps its operand's element type.
+static LogicalResult checkElementType(Operation *op) {
+  Type result = getElementTypeOrSelf(op->getResult(0).getType());
+  Type input = getElementTypeOrSelf(op->getOperand(0).getType());
+  if (result != input)
+    return op->emitOpError("result element type ")
+           << result << " differs from the operand's " << input;
+  return success();
+}
+
 static LogicalResult checkResultShape(Operation *op,
                                       ArrayRef<int64_t> expected) {
+  if (failed(checkElementType(op)))
+    return failure();
   auto result = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-  auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
-  if (result.getElementType() != input.getElementType())
-    return op->emitOpError("result element type ")
-           << result.getElementType() << " differs from the operand's "
-           << input.getElementType();
   if (result.getShape() != expected) {
     auto diag = op->emitOpError("result shape must be [");
     llvm::interleave(expected, diag, ", ");
@@ -102,8 +114,8 @@ LogicalResult WinogradInputOp::verify() {
   if (oh <= 0 || ow <= 0)
     return emitOpError("the 3x3 conv's output is empty: ")
            << oh << "x" << ow << " pixels";
-  int64_t tiles = shape[axes.n] * getWinogradTiles(oh, t->m) *
-                  getWinogradTiles(ow, t->m);
+  int64_t tiles =
+      shape[axes.n] * getWinogradTiles(oh, t->m) * getWinogradTiles(ow, t->m);
   int64_t points = t->alpha * t->alpha, c = shape[axes.c];
   if (getLayout() == Layout::nhwc)
     return checkResultShape(*this, {points, tiles, c});
@@ -124,14 +136,12 @@ LogicalResult WinogradOutputOp::verify() {
   int64_t tiles = out[axes.n] * getWinogradTiles(out[axes.h], t->m) *
                   getWinogradTiles(out[axes.w], t->m);
   int64_t points = t->alpha * t->alpha, f = out[axes.c];
-  SmallVector<int64_t> expected =
-      getLayout() == Layout::nhwc ? SmallVector<int64_t>{points, tiles, f}
-                                  : SmallVector<int64_t>{points, f, tiles};
+  SmallVector<int64_t> expected = getLayout() == Layout::nhwc
+                                      ? SmallVector<int64_t>{points, tiles, f}
+                                      : SmallVector<int64_t>{points, f, tiles};
+  if (failed(checkElementType(*this)))
+    return failure();
   auto result = getResult().getType();
-  if (result.getElementType() != getInput().getType().getElementType())
-    return emitOpError("result element type ")
-           << result.getElementType() << " differs from the operand's "
-           << getInput().getType().getElementType();
   if (in != ArrayRef<int64_t>(expected)) {
     auto diag = emitOpError("input shape must be [");
     llvm::interleave(expected, diag, ", ");

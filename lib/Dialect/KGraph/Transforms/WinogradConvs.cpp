@@ -58,9 +58,9 @@ struct WinogradConvsPass
     bool tf32 = conv.getPrecision() && *conv.getPrecision() == Precision::tf32;
     if (getMmaOperandType(in.getElementType(), tf32))
       return false;
-    if (conv.getGroups() != 1 || llvm::any_of(conv.getStrides(), [](int64_t s) {
-          return s != 1;
-        }) || llvm::any_of(conv.getDilations(), [](int64_t d) { return d != 1; }))
+    if (conv.getGroups() != 1 ||
+        llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(conv.getDilations(), [](int64_t d) { return d != 1; }))
       return false;
     bool nhwc = conv.getLayout() == Layout::nhwc;
     ArrayRef<int64_t> f = filter.getShape();
@@ -85,33 +85,39 @@ struct WinogradConvsPass
     int64_t filters = f[0], channels = nhwc ? f[3] : f[1];
     int64_t tiles = y[0] * getWinogradTiles(nhwc ? y[1] : y[2], t.m) *
                     getWinogradTiles(nhwc ? y[2] : y[3], t.m);
-    auto layoutAttr = b.getNamedAttr("layout", LayoutAttr::get(b.getContext(), layout));
+    auto layoutAttr =
+        b.getNamedAttr("layout", LayoutAttr::get(b.getContext(), layout));
     auto tileAttr = b.getNamedAttr("output_tile", b.getI64IntegerAttr(t.m));
 
     Value u = WinogradFilterOp::create(
         b, loc, RankedTensorType::get({points, filters, channels}, element),
-        ValueRange{conv.getFilter()}, ArrayRef<NamedAttribute>{layoutAttr, tileAttr});
-    SmallVector<int64_t> vShape = nhwc ? SmallVector<int64_t>{points, tiles, channels}
-                                       : SmallVector<int64_t>{points, channels, tiles};
+        ValueRange{conv.getFilter()},
+        ArrayRef<NamedAttribute>{layoutAttr, tileAttr});
+    SmallVector<int64_t> vShape =
+        nhwc ? SmallVector<int64_t>{points, tiles, channels}
+             : SmallVector<int64_t>{points, channels, tiles};
     Value v = WinogradInputOp::create(
         b, loc, RankedTensorType::get(vShape, element),
         ValueRange{conv.getInput()},
-        ArrayRef<NamedAttribute>{layoutAttr,
-                                 b.getNamedAttr("padding", conv.getPaddingAttr()),
-                                 tileAttr});
+        ArrayRef<NamedAttribute>{
+            layoutAttr, b.getNamedAttr("padding", conv.getPaddingAttr()),
+            tileAttr});
     // nchw: [F, C] x [C, T] per point; nhwc: [T, C] x [C, F] (the filter's
     // transform read transposed).
-    SmallVector<int64_t> mShape = nhwc ? SmallVector<int64_t>{points, tiles, filters}
-                                       : SmallVector<int64_t>{points, filters, tiles};
+    SmallVector<int64_t> mShape =
+        nhwc ? SmallVector<int64_t>{points, tiles, filters}
+             : SmallVector<int64_t>{points, filters, tiles};
     SmallVector<NamedAttribute> mmAttrs;
     if (nhwc)
       mmAttrs.push_back(b.getNamedAttr("transpose_b", b.getUnitAttr()));
     if (auto precision = conv.getPrecisionAttr())
       mmAttrs.push_back(b.getNamedAttr("precision", precision));
-    Value m = MatmulOp::create(b, loc, RankedTensorType::get(mShape, element),
-                               nhwc ? ValueRange{v, u} : ValueRange{u, v}, mmAttrs);
+    Value m =
+        MatmulOp::create(b, loc, RankedTensorType::get(mShape, element),
+                         nhwc ? ValueRange{v, u} : ValueRange{u, v}, mmAttrs);
     Value result = WinogradOutputOp::create(
-        b, loc, out, ValueRange{m}, ArrayRef<NamedAttribute>{layoutAttr, tileAttr});
+        b, loc, out, ValueRange{m},
+        ArrayRef<NamedAttribute>{layoutAttr, tileAttr});
     conv.replaceAllUsesWith(result);
     conv.erase();
   }

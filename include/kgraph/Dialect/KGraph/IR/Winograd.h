@@ -1,4 +1,5 @@
-//===- Winograd.h - F(m x m, 3 x 3) transform matrices and shapes -*- C++ -*-===//
+//===- Winograd.h - F(m x m, 3 x 3) transform matrices and shapes -*- C++
+//-*-===//
 //
 // The transform matrices of the Winograd convolutions kgraph computes
 // (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"):
