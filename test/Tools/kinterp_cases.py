@@ -918,6 +918,44 @@ conv("wino_nhwc_f32_2x10x9x16_f24_p1_bias", 2, 16, 10, 9, 24, 3, 3, "nhwc", "f32
 conv("wino_nhwc_f32_1x6x13x18_f16_p0", 1, 18, 6, 13, 16, 3, 3, "nhwc", "f32",
      flags=WINO, targets=("sm_90a",), tol=wino_tol(162))
 
+
+
+def wino_ops(name, n, c, h, w, f, layout, m, pad):
+    """The three transform ops written by hand (F(m x m, 3 x 3), m = 2 or
+    4, which the pass does not pick), around a batched matmul."""
+    a = m + 2
+    oh, ow = h + pad[0] + pad[1] - 2, w + pad[2] + pad[3] - 2
+    tiles = n * -(-oh // m) * -(-ow // m)
+    nhwc = layout == "nhwc"
+    xs, ws = ([n, h, w, c], [f, 3, 3, c]) if nhwc else ([n, c, h, w], [f, c, 3, 3])
+    ys = [n, oh, ow, f] if nhwc else [n, f, oh, ow]
+    vs = [a * a, tiles, c] if nhwc else [a * a, c, tiles]
+    ms = [a * a, tiles, f] if nhwc else [a * a, f, tiles]
+    us = [a * a, f, c]
+    lay = f" layout = {layout}" if nhwc else ""
+    mm = (f"%m = kgraph.matmul %v, %u {{transpose_b}} : {t(vs, 'f32')}, {t(us, 'f32')} -> {t(ms, 'f32')}"
+          if nhwc else
+          f"%m = kgraph.matmul %u, %v : {t(us, 'f32')}, {t(vs, 'f32')} -> {t(ms, 'f32')}")
+    text = (f"func.func @main(%x: {t(xs, 'f32')}, %w: {t(ws, 'f32')}) -> {t(ys, 'f32')} {{\n"
+            f"  %u = kgraph.winograd_filter %w{lay} output_tile = {m} : {t(ws, 'f32')} -> {t(us, 'f32')}\n"
+            f"  %v = kgraph.winograd_input %x{lay} padding = [{', '.join(map(str, pad))}] output_tile = {m}"
+            f" : {t(xs, 'f32')} -> {t(vs, 'f32')}\n  {mm}\n"
+            f"  %y = kgraph.winograd_output %m{lay} output_tile = {m} : {t(ms, 'f32')} -> {t(ys, 'f32')}\n"
+            f"  return %y : {t(ys, 'f32')}\n}}\n")
+
+    def ref(x, wt):
+        if nhwc:
+            x, wt = x.permute(0, 3, 1, 2), wt.permute(0, 3, 1, 2)
+        y = F.conv2d(F.pad(x, (pad[2], pad[3], pad[0], pad[1])), wt)
+        return rnd(y.permute(0, 2, 3, 1) if nhwc else y, "f32")
+    add(name, text, [(xs, "f32", -1.0, 1.0), (ws, "f32", -1.0, 1.0)], ref,
+        wino_tol(9 * c), targets=("sm_90a",))
+
+
+wino_ops("wino_ops_f2_nchw_1x8x6x7_f8_p1", 1, 8, 6, 7, 8, "nchw", 2, (1, 1, 1, 1))
+wino_ops("wino_ops_f2_nhwc_2x5x6x8_f4_p0101", 2, 8, 5, 6, 4, "nhwc", 2, (0, 1, 0, 1))
+wino_ops("wino_ops_f4_nhwc_1x9x6x4_f8_p1", 1, 4, 9, 6, 8, "nhwc", 4, (1, 1, 1, 1))
+
 # ---- kgraph-space-to-depth-convs --------------------------------------------------------------
 
 # Strided few-channel convs rewritten by --space-to-depth-convs as stride-1
