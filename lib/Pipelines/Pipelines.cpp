@@ -85,8 +85,12 @@ void kgraph::buildKernelFormationPasses(OpPassManager &pm,
   }
   if (options.spaceToDepthConvs)
     pm.addNestedPass<func::FuncOp>(createKGraphSpaceToDepthConvs());
-  if (options.winogradConvs)
-    pm.addNestedPass<func::FuncOp>(createKGraphWinogradConvs());
+  if (options.winogradConvs) {
+    KGraphWinogradConvsOptions winograd;
+    winograd.minChannels = options.winogradMinChannels;
+    winograd.minMacs = options.winogradMinMacs;
+    pm.addNestedPass<func::FuncOp>(createKGraphWinogradConvs(winograd));
+  }
   // An unknown target is kgraph-tile's to report.
   if (options.splitKConvs && lookupSMTarget(options.target)) {
     KGraphSplitKConvsOptions split;

@@ -80,9 +80,22 @@ static llvm::cl::opt<bool> winogradConvs(
     llvm::cl::desc("With --tile: compute a 3x3 stride-1 conv2d whose GEMM "
                    "runs on FMA (f32) as Winograd F(4x4, 3x3): filter and "
                    "input transforms, 36 batched GEMMs, output transform "
-                   "with the epilogue (kgraph-winograd-convs; off by "
-                   "default)"),
-    llvm::cl::init(false), llvm::cl::cat(kgraphCategory));
+                   "with the epilogue, where it has enough channels and "
+                   "work (kgraph-winograd-convs; on by default, =false "
+                   "keeps direct convs: their sums lose fewer ulps, and an "
+                   "inf input spreads NaN to its whole 4x4 output tile)"),
+    llvm::cl::init(true), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<unsigned> winogradMinChannels(
+    "winograd-min-channels",
+    llvm::cl::desc("With --tile: the least input channels and filters of a "
+                   "conv2d computed as Winograd (default 64)"),
+    llvm::cl::init(64), llvm::cl::cat(kgraphCategory));
+static llvm::cl::opt<uint64_t> winogradMinMacs(
+    "winograd-min-macs",
+    llvm::cl::desc("With --tile: the least multiply-adds (N*OH*OW*F*C*9) of "
+                   "a conv2d computed as Winograd (default 2^29: smaller "
+                   "convs are faster direct, measured)"),
+    llvm::cl::init(uint64_t(1) << 29), llvm::cl::cat(kgraphCategory));
 static llvm::cl::opt<bool> splitKConvs(
     "split-k-convs",
     llvm::cl::desc("With --tile: split the K of a deep conv2d over few pixels "
@@ -226,6 +239,8 @@ static void setKernelFormationOptions(kgraph::CompileOptions &options,
   options.padConvChannels = padConvChannels;
   options.spaceToDepthConvs = spaceToDepthConvs;
   options.winogradConvs = winogradConvs;
+  options.winogradMinChannels = winogradMinChannels;
+  options.winogradMinMacs = winogradMinMacs;
   options.splitKConvs = splitKConvs;
   options.splitKMinGain = splitKMinGain;
 }
@@ -295,6 +310,10 @@ int kgraph::kgraphOptMain(int argc, char **argv) {
       return fail("--space-to-depth-convs needs --tile=<target>");
     if (winogradConvs.getNumOccurrences())
       return fail("--winograd-convs needs --tile=<target>");
+    if (winogradMinChannels.getNumOccurrences())
+      return fail("--winograd-min-channels needs --tile=<target>");
+    if (winogradMinMacs.getNumOccurrences())
+      return fail("--winograd-min-macs needs --tile=<target>");
     if (splitKConvs.getNumOccurrences())
       return fail("--split-k-convs needs --tile=<target>");
     if (splitKMinGain.getNumOccurrences())

@@ -906,7 +906,8 @@ def wino_tol(k):
     return (8 * r, 8 * a)
 
 
-WINO = ("--winograd-convs",)
+# The layers are small: the channel and work floors (64, 2^29) are lowered.
+WINO = ("--winograd-convs", "--winograd-min-channels=16", "--winograd-min-macs=0")
 conv("wino_nchw_f32_2x16x10x10_f16_p1_bias", 2, 16, 10, 10, 16, 3, 3, "nchw", "f32",
      pad=(1, 1, 1, 1), bias=True, flags=WINO, tol=wino_tol(144))
 conv("wino_nchw_f32_1x16x8x8_f32_p1", 1, 16, 8, 8, 32, 3, 3, "nchw", "f32",
@@ -917,12 +918,19 @@ conv("wino_nhwc_f32_2x10x9x16_f24_p1_bias", 2, 16, 10, 9, 24, 3, 3, "nhwc", "f32
      pad=(1, 1, 1, 1), bias=True, flags=WINO, targets=("sm_90a",), tol=wino_tol(144))
 conv("wino_nhwc_f32_1x6x13x18_f16_p0", 1, 18, 6, 13, 16, 3, 3, "nhwc", "f32",
      flags=WINO, targets=("sm_90a",), tol=wino_tol(162))
+# Odd innermost dims of the input transform (9 tiles; 17 channels): one
+# lane per thread.
+conv("wino_nchw_f32_1x16x10x10_f16_p1", 1, 16, 10, 10, 16, 3, 3, "nchw", "f32",
+     pad=(1, 1, 1, 1), flags=WINO, targets=("sm_90a",), tol=wino_tol(144))
+conv("wino_nhwc_f32_1x7x7x17_f16_p1", 1, 17, 7, 7, 16, 3, 3, "nhwc", "f32",
+     pad=(1, 1, 1, 1), flags=WINO, targets=("sm_90a",), tol=wino_tol(153))
 
 
 
-def wino_ops(name, n, c, h, w, f, layout, m, pad):
+def wino_ops(name, n, c, h, w, f, layout, m, pad, input_config=None):
     """The three transform ops written by hand (F(m x m, 3 x 3), m = 2 or
-    4, which the pass does not pick), around a batched matmul."""
+    4, which the pass does not pick), around a batched matmul; the input
+    transform's group pinned to `input_config` where given."""
     a = m + 2
     oh, ow = h + pad[0] + pad[1] - 2, w + pad[2] + pad[3] - 2
     tiles = n * -(-oh // m) * -(-ow // m)
@@ -938,8 +946,13 @@ def wino_ops(name, n, c, h, w, f, layout, m, pad):
           f"%m = kgraph.matmul %u, %v : {t(us, 'f32')}, {t(vs, 'f32')} -> {t(ms, 'f32')}")
     text = (f"func.func @main(%x: {t(xs, 'f32')}, %w: {t(ws, 'f32')}) -> {t(ys, 'f32')} {{\n"
             f"  %u = kgraph.winograd_filter %w{lay} output_tile = {m} : {t(ws, 'f32')} -> {t(us, 'f32')}\n"
-            f"  %v = kgraph.winograd_input %x{lay} padding = [{', '.join(map(str, pad))}] output_tile = {m}"
-            f" : {t(xs, 'f32')} -> {t(vs, 'f32')}\n  {mm}\n"
+            + (f"  %v = kgraph.fused (%x) {{kgraph.config = {input_config}}} : ({t(xs, 'f32')}) -> {t(vs, 'f32')} {{\n"
+               f"  ^bb0(%x_: {t(xs, 'f32')}):\n" if input_config else "") +
+            f"  {'  %v_' if input_config else '%v'} = kgraph.winograd_input {'%x_' if input_config else '%x'}{lay}"
+            f" padding = [{', '.join(map(str, pad))}] output_tile = {m}"
+            f" : {t(xs, 'f32')} -> {t(vs, 'f32')}\n"
+            + (f"    kgraph.yield %v_ : {t(vs, 'f32')}\n  }}\n" if input_config else "") +
+            f"  {mm}\n"
             f"  %y = kgraph.winograd_output %m{lay} output_tile = {m} : {t(ms, 'f32')} -> {t(ys, 'f32')}\n"
             f"  return %y : {t(ys, 'f32')}\n}}\n")
 
@@ -955,6 +968,12 @@ def wino_ops(name, n, c, h, w, f, layout, m, pad):
 wino_ops("wino_ops_f2_nchw_1x8x6x7_f8_p1", 1, 8, 6, 7, 8, "nchw", 2, (1, 1, 1, 1))
 wino_ops("wino_ops_f2_nhwc_2x5x6x8_f4_p0101", 2, 8, 5, 6, 4, "nhwc", 2, (0, 1, 0, 1))
 wino_ops("wino_ops_f4_nhwc_1x9x6x4_f8_p1", 1, 4, 9, 6, 8, "nhwc", 4, (1, 1, 1, 1))
+# Whole-tile input transforms under pinned configurations: unrolled
+# grid-stride trips, the one-step loop after them, one lane and two.
+wino_ops("wino_ops_f4_nchw_2x8x9x9_f8_p1_unroll2", 2, 8, 9, 9, 8, "nchw", 4, (1, 1, 1, 1),
+         "#kgraph.elementwise_config<block_size = 32, vector_width = 2, unroll = 2, grid_size = 1>")
+wino_ops("wino_ops_f4_nhwc_1x9x6x6_f8_p1_unroll2", 1, 6, 9, 6, 8, "nhwc", 4, (1, 1, 1, 1),
+         "#kgraph.elementwise_config<block_size = 32, vector_width = 1, unroll = 2, grid_size = 1>")
 
 # ---- kgraph-space-to-depth-convs --------------------------------------------------------------
 

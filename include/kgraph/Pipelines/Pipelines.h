@@ -33,8 +33,19 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<bool> winogradConvs{
       *this, "winograd-convs",
       llvm::cl::desc("compute 3x3 stride-1 conv2d on FMA (f32) as Winograd "
-                     "F(4x4, 3x3) (kgraph-winograd-convs)"),
-      llvm::cl::init(false)};
+                     "F(4x4, 3x3) where it has enough channels and work "
+                     "(kgraph-winograd-convs; on by default)"),
+      llvm::cl::init(true)};
+  Option<int64_t> winogradMinChannels{
+      *this, "winograd-min-channels",
+      llvm::cl::desc("with winograd-convs: the least input channels and "
+                     "filters (kgraph-winograd-convs{min-channels})"),
+      llvm::cl::init(64)};
+  Option<int64_t> winogradMinMacs{
+      *this, "winograd-min-macs",
+      llvm::cl::desc("with winograd-convs: the least multiply-adds "
+                     "(kgraph-winograd-convs{min-macs})"),
+      llvm::cl::init(int64_t(1) << 29)};
   Option<bool> splitKConvs{
       *this, "split-k-convs",
       llvm::cl::desc("split the K of a deep conv2d over few pixels into "

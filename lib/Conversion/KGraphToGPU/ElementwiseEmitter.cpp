@@ -1,11 +1,13 @@
 //===- ElementwiseEmitter.cpp - elementwise groups as grid-stride kernels -===//
 //
 // A kernel computes `vector_width` (W) consecutive elements of the flattened
-// output per step. The values of the group are evaluated on the W lanes by
-// LaneEvaluator (LaneEvaluator.h: contiguous, uniform and gathered accesses
-// under numpy broadcasting), per lane on scalars (f32 for floats, i32 for
-// ints, i1 for booleans) and rounded to each op's declared element type, so
-// a group computes exactly what its ops compute one at a time.
+// output per step (a whole-tile Winograd input or filter transform: all
+// alpha^2 points of W consecutive elements of one point's slice). The values of
+// the group are evaluated on the W lanes by LaneEvaluator (LaneEvaluator.h:
+// contiguous, uniform and gathered accesses under numpy broadcasting), per lane
+// on scalars (f32 for floats, i32 for ints, i1 for booleans) and rounded to
+// each op's declared element type, so a group computes exactly what its ops
+// compute one at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,8 +92,9 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
   SmallVector<Value> flatOutputs;
   flattenGroupBuffers(b, loc, group, entry, flatArgs, flatOutputs);
 
-  auto outType = llvm::cast<ShapedType>(group.getResultTypes().front());
-  int64_t numElements = outType.getNumElements();
+  // A whole-tile Winograd transform steps over one point's slice.
+  Operation *tile = getWinogradTileResult(group);
+  int64_t numElements = getElementwiseWorkElements(group);
   int64_t width = config.getVectorWidth();
   int64_t blockSize = config.getBlockSize();
   int64_t gridSize = config.getGridSize();
@@ -113,6 +116,27 @@ LogicalResult kgraph::emitElementwiseKernel(FusedOp group,
   auto emitSteps = [&](OpBuilder &nb, ArrayRef<Value> bases,
                        int64_t w) -> LogicalResult {
     LaneEvaluator emitter(nb, loc, w, flatArgs);
+    if (tile) {
+      Type elementType = getElementType(group.getResult(0));
+      SmallVector<std::pair<Value, SmallVector<Value>>> points;
+      for (Value base : bases) {
+        FailureOr<SmallVector<Value>> lanes =
+            emitter.evaluateWinogradTile(tile, base);
+        if (failed(lanes))
+          return failure();
+        for (int64_t p = 0, e = int64_t(lanes->size()) / w; p < e; ++p) {
+          Value at = arith::AddIOp::create(
+              nb, loc, base,
+              arith::ConstantIndexOp::create(nb, loc, p * numElements));
+          points.push_back(
+              {at, SmallVector<Value>(lanes->begin() + p * w,
+                                      lanes->begin() + (p + 1) * w)});
+        }
+      }
+      for (auto &[at, lanes] : points)
+        emitter.store(lanes, elementType, flatOutputs[0], at);
+      return success();
+    }
     SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
     for (Value base : bases) {
       Access access{AccessKind::Contiguous, {base}};

@@ -88,6 +88,14 @@ public:
     known[v].assign(lanes.begin(), lanes.end());
   }
 
+  /// The alpha^2 transform points (point-major, W lanes each, compute type
+  /// rounded to the element type) of the tile(s) of winograd_input or
+  /// winograd_filter `op` at flat index `index` of one point's slice ([C, T]
+  /// or [T, C] of an input, [F, C] of a filter), lanes along its innermost
+  /// dim: the tile's pixels or taps are read once.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  evaluateWinogradTile(mlir::Operation *op, mlir::Value index);
+
   /// Stores `lanes` (compute type of `elementType`) to the flat memref
   /// `flat` at `index`: one vector store for several lanes.
   void store(llvm::ArrayRef<mlir::Value> lanes, mlir::Type elementType,
@@ -110,7 +118,9 @@ private:
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateWinograd(mlir::Operation *op, const Access &access);
   /// The same for W lanes at `coords` (one per result dim) that differ only
-  /// in the innermost coordinate, lane l at coords.back() + l.
+  /// in the innermost coordinate, lane l at coords.back() + l. A null
+  /// coords[0] of a winograd_input or winograd_filter asks for every
+  /// transform point (evaluateWinogradTile).
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   evaluateWinogradLanes(mlir::Operation *op, llvm::ArrayRef<mlir::Value> coords);
   /// `evaluate` inside a region that ends before the values are read again:

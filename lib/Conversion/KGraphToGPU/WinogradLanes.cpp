@@ -177,6 +177,18 @@ LaneEvaluator::evaluateWinograd(Operation *op, const Access &access) {
   return lanes;
 }
 
+FailureOr<SmallVector<Value>> LaneEvaluator::evaluateWinogradTile(Operation *op,
+                                                                  Value index) {
+  // Slice coordinates of the first lane: (channel, tile) of an nchw input,
+  // (tile, channel) of an nhwc one, (filter, channel) of a filter.
+  ArrayRef<int64_t> shape =
+      llvm::cast<ShapedType>(op->getResult(0).getType()).getShape();
+  Value inner = indexConst(shape[2]);
+  Value outer = arith::DivUIOp::create(b, loc, index, inner);
+  Value innermost = arith::RemUIOp::create(b, loc, index, inner);
+  return evaluateWinogradLanes(op, {Value(), outer, innermost});
+}
+
 FailureOr<SmallVector<Value>>
 LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
   const WinogradTransform &t = getTransformOf(op);
@@ -229,6 +241,41 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
                   : add(mul(add(mul(f, channels), ch), 9), c(kh * 3 + kw));
     };
     int64_t laneStride = nhwc ? 1 : 9;
+    if (!k) {
+      // The whole tile: each tap read once, G g (columns), then (G g) G^T
+      // (rows); all points, point-major.
+      SmallVector<SmallVector<Lanes>> cols(a); // cols[i][kw] = (G g)[i][kw]
+      SmallVector<SmallVector<Lanes>> taps(3);
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 3; ++kw) {
+          FailureOr<Lanes> v = read(tap(kh, kw), laneStride);
+          if (failed(v))
+            return failure();
+          taps[kh].push_back(*v);
+        }
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t kw = 0; kw < 3; ++kw) {
+          Lanes lanes;
+          for (int64_t l = 0; l < w; ++l) {
+            SmallVector<std::pair<double, Value>> terms;
+            for (int64_t kh = 0; kh < 3; ++kh)
+              terms.push_back({t.getG(i, kh), taps[kh][kw][l]});
+            lanes.push_back(linearCombination(b, loc, type, terms));
+          }
+          cols[i].push_back(lanes);
+        }
+      Lanes points;
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < a; ++j)
+          for (int64_t l = 0; l < w; ++l) {
+            SmallVector<std::pair<double, Value>> terms;
+            for (int64_t kw = 0; kw < 3; ++kw)
+              terms.push_back({t.getG(j, kw), cols[i][kw][l]});
+            points.push_back(roundToType(
+                b, loc, linearCombination(b, loc, type, terms), elementType));
+          }
+      return points;
+    }
     return selectTree(
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
           int64_t i = point / a, j = point % a;
@@ -317,6 +364,41 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
                                             values[l], zero);
       return values;
     };
+    if (!k) {
+      // The whole tile: each pixel read once, each row transformed (d B),
+      // then each column (B^T (d B)); all points, point-major.
+      SmallVector<SmallVector<Lanes>> rows(a); // rows[i][nu]
+      for (int64_t i = 0; i < a; ++i) {
+        SmallVector<Lanes> px;
+        for (int64_t j = 0; j < a; ++j) {
+          FailureOr<Lanes> v = pixel(i, j);
+          if (failed(v))
+            return failure();
+          px.push_back(*v);
+        }
+        for (int64_t nu = 0; nu < a; ++nu) {
+          Lanes lanes;
+          for (int64_t l = 0; l < w; ++l) {
+            SmallVector<std::pair<double, Value>> terms;
+            for (int64_t j = 0; j < a; ++j)
+              terms.push_back({t.getBT(nu, j), px[j][l]});
+            lanes.push_back(linearCombination(b, loc, type, terms));
+          }
+          rows[i].push_back(lanes);
+        }
+      }
+      Lanes points;
+      for (int64_t xi = 0; xi < a; ++xi)
+        for (int64_t nu = 0; nu < a; ++nu)
+          for (int64_t l = 0; l < w; ++l) {
+            SmallVector<std::pair<double, Value>> terms;
+            for (int64_t i = 0; i < a; ++i)
+              terms.push_back({t.getBT(xi, i), rows[i][nu][l]});
+            points.push_back(roundToType(
+                b, loc, linearCombination(b, loc, type, terms), elementType));
+          }
+      return points;
+    }
     return selectTree(
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
           int64_t xi = point / a, nu = point % a;

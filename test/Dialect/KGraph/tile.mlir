@@ -76,3 +76,48 @@ func.func @concat(%x: tensor<4x3xf32>, %y: tensor<4x5xf32>) -> tensor<4x8xf32> {
   %0 = kgraph.concat %x, %y axis = 1 : tensor<4x3xf32>, tensor<4x5xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// A Winograd input transform alone in its group computes whole tiles: the
+// threads step over one point's [C, T] slice (64 x 3136 here), W lanes each
+// holding all 36 points: W * 36 <= 72 gives W = 2, 100352 steps, 392 blocks.
+// CHECK-LABEL: func @winograd_input_tiles
+// CHECK: #kgraph.elementwise_config<block_size = 256, vector_width = 2, unroll = 1, grid_size = 392>
+func.func @winograd_input_tiles(%x: tensor<64x64x28x28xf32>) -> tensor<36x64x3136xf32> {
+  %0 = kgraph.winograd_input %x padding = [1, 1, 1, 1] : tensor<64x64x28x28xf32> -> tensor<36x64x3136xf32>
+  return %0 : tensor<36x64x3136xf32>
+}
+
+// -----
+
+// An odd innermost dim (9 tiles) keeps one lane per thread.
+// CHECK-LABEL: func @winograd_input_odd_tiles
+// CHECK: #kgraph.elementwise_config<block_size = 256, vector_width = 1, unroll = 1, grid_size = 1>
+func.func @winograd_input_odd_tiles(%x: tensor<1x16x10x10xf32>) -> tensor<36x16x9xf32> {
+  %0 = kgraph.winograd_input %x padding = [1, 1, 1, 1] : tensor<1x16x10x10xf32> -> tensor<36x16x9xf32>
+  return %0 : tensor<36x16x9xf32>
+}
+
+// -----
+
+func.func @winograd_input_pinned_width(%x: tensor<1x16x10x10xf32>) -> tensor<36x16x9xf32> {
+  // expected-error @+1 {{'kgraph.fused' op vector_width 2 does not divide the innermost dim (9) of the kgraph.winograd_input result, whose tiles a thread computes whole}}
+  %0 = kgraph.fused (%x) {kgraph.config = #kgraph.elementwise_config<block_size = 128, vector_width = 2, unroll = 1, grid_size = 2>} : (tensor<1x16x10x10xf32>) -> tensor<36x16x9xf32> {
+  ^bb0(%a: tensor<1x16x10x10xf32>):
+    %r = kgraph.winograd_input %a padding = [1, 1, 1, 1] : tensor<1x16x10x10xf32> -> tensor<36x16x9xf32>
+    kgraph.yield %r : tensor<36x16x9xf32>
+  }
+  return %0 : tensor<36x16x9xf32>
+}
+
+// -----
+
+// So does a filter transform: the threads step over one point's [F, C]
+// slice (128 x 128), two channels each.
+// CHECK-LABEL: func @winograd_filter_tiles
+// CHECK: #kgraph.elementwise_config<block_size = 256, vector_width = 2, unroll = 1, grid_size = 32>
+func.func @winograd_filter_tiles(%w: tensor<128x128x3x3xf32>) -> tensor<36x128x128xf32> {
+  %0 = kgraph.winograd_filter %w : tensor<128x128x3x3xf32> -> tensor<36x128x128xf32>
+  return %0 : tensor<36x128x128xf32>
+}

@@ -1,5 +1,6 @@
-// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-winograd-convs))' | FileCheck %s
-// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-winograd-convs,kgraph-fuse))' | FileCheck %s --check-prefix=FUSE
+// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-winograd-convs{min-channels=16 min-macs=0}))' | FileCheck %s
+// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-winograd-convs{min-channels=16 min-macs=0},kgraph-fuse))' | FileCheck %s --check-prefix=FUSE
+// RUN: kgraph-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kgraph-winograd-convs))' | FileCheck %s --check-prefix=DEFAULT
 
 // An f32 nchw 3x3 conv: filter and input transforms, [F, C] x [C, T] per
 // point (a 10x10 output is 3x3 tiles of 4x4 per image, 18 tiles), the
@@ -59,5 +60,30 @@ func.func @kept(%x: tensor<1x16x8x8xf32>, %h: tensor<1x16x8x8xf16>, %w: tensor<1
   %4 = kgraph.conv2d %x, %wg groups = 2 : tensor<1x16x8x8xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x6x6xf32>
   %5 = kgraph.conv2d %x, %w5 : tensor<1x16x8x8xf32>, tensor<16x16x5x5xf32> -> tensor<1x16x4x4xf32>
   %6 = kgraph.conv2d %x8, %w8 : tensor<1x8x8x8xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x6x6xf32>
+  return
+}
+
+// -----
+
+// The defaults: at least 64 channels and filters and 2^29 multiply-adds.
+// A ResNet-50 layer at batch 8 (64 channels at 56x56: 8 * 56 * 56 * 64 *
+// 64 * 9 = 924844032) is rewritten; at batch 1 (115605504) it is not, nor
+// is a 32-channel conv however large.
+// With the floors lowered, all three are.
+// CHECK-LABEL: func @defaults
+// CHECK-COUNT-3: kgraph.winograd_output
+// CHECK-NOT: kgraph.conv2d
+// DEFAULT-LABEL: func @defaults
+// DEFAULT: kgraph.winograd_filter
+// DEFAULT: kgraph.winograd_input %{{.*}} : tensor<8x64x56x56xf32>
+// DEFAULT: kgraph.winograd_output
+// DEFAULT-NOT: kgraph.winograd
+// DEFAULT-COUNT-2: kgraph.conv2d
+// DEFAULT-NOT: kgraph.winograd
+func.func @defaults(%x8: tensor<8x64x56x56xf32>, %x1: tensor<1x64x56x56xf32>, %w: tensor<64x64x3x3xf32>,
+                    %x32: tensor<64x32x56x56xf32>, %w32: tensor<32x32x3x3xf32>) {
+  %0 = kgraph.conv2d %x8, %w padding = [1, 1, 1, 1] : tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32> -> tensor<8x64x56x56xf32>
+  %1 = kgraph.conv2d %x1, %w padding = [1, 1, 1, 1] : tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32> -> tensor<1x64x56x56xf32>
+  %2 = kgraph.conv2d %x32, %w32 padding = [1, 1, 1, 1] : tensor<64x32x56x56xf32>, tensor<32x32x3x3xf32> -> tensor<64x32x56x56xf32>
   return
 }

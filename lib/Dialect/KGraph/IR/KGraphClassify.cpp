@@ -120,6 +120,26 @@ int64_t kgraph::getWidestAccessBytes(Operation *op) {
   return widest;
 }
 
+Operation *kgraph::getWinogradTileResult(Operation *op) {
+  auto group = llvm::cast<FusedOp>(op);
+  if (group.getNumResults() != 1)
+    return nullptr;
+  Operation *def = group.getYield().getValues().front().getDefiningOp();
+  return llvm::isa_and_nonnull<WinogradInputOp, WinogradFilterOp>(def)
+             ? def
+             : nullptr;
+}
+
+int64_t kgraph::getElementwiseWorkElements(Operation *op) {
+  auto group = llvm::cast<FusedOp>(op);
+  if (group.getNumResults() == 0)
+    return 0;
+  auto type = llvm::cast<ShapedType>(group.getResultTypes().front());
+  if (getWinogradTileResult(op))
+    return type.getNumElements() / type.getDimSize(0);
+  return type.getNumElements();
+}
+
 std::string kgraph::getGroupKindError(Operation *group, GroupKind kind) {
   auto fused = llvm::cast<FusedOp>(group);
   auto isAnchor = [&](Operation &op) {

@@ -208,6 +208,16 @@ struct ElementwiseConfigModel
       return emitError() << "block_size " << config.getBlockSize()
                          << " exceeds the " << target.maxThreadsPerBlock
                          << " threads per block of " << target.name;
+    if (Operation *tile = getWinogradTileResult(op)) {
+      int64_t inner = llvm::cast<ShapedType>(tile->getResult(0).getType())
+                          .getShape()
+                          .back();
+      if (inner % config.getVectorWidth() != 0)
+        return emitError() << "vector_width " << config.getVectorWidth()
+                           << " does not divide the innermost dim (" << inner
+                           << ") of the " << tile->getName()
+                           << " result, whose tiles a thread computes whole";
+    }
     return success();
   }
 
@@ -488,8 +498,7 @@ static SmallVector<Attribute> enumerateElementwiseConfigs(FusedOp group,
   if (failed(chosen))
     return configs;
   configs.push_back(*chosen);
-  int64_t numElements =
-      llvm::cast<ShapedType>(group.getResultTypes().front()).getNumElements();
+  int64_t numElements = getElementwiseWorkElements(group);
   constexpr int64_t kMaxWaves = 64;
   for (int64_t width = chosen->getVectorWidth(); width >= 1; width /= 2)
     for (int64_t block : {256, 128, 512, 1024})

@@ -46,11 +46,20 @@ kgraph::chooseElementwiseConfig(FusedOp group, const SMTarget &target) {
   });
   if (group.getNumResults() == 0)
     return failure();
-  auto outType = llvm::cast<ShapedType>(group.getResultTypes().front());
-  int64_t numElements = outType.getNumElements();
+  int64_t numElements = getElementwiseWorkElements(group);
 
   const int64_t blockSize = 256;
-  const int64_t vectorWidth = std::max<int64_t>(1, 16 / widest);
+  int64_t vectorWidth = std::max<int64_t>(1, 16 / widest);
+  if (Operation *tile = getWinogradTileResult(group)) {
+    // A thread holds the alpha^2 points of each of its W lanes at once:
+    // W * alpha^2 <= 72 values (W = 2 for F(4x4, 3x3)), W dividing the
+    // innermost dim the lanes run along.
+    auto type = llvm::cast<ShapedType>(tile->getResult(0).getType());
+    int64_t points = type.getDimSize(0);
+    while (vectorWidth > 1 && (vectorWidth * points > 72 ||
+                               type.getShape().back() % vectorWidth != 0))
+      vectorWidth /= 2;
+  }
   const int64_t unroll = 1;
   int64_t numVectors = (numElements + vectorWidth - 1) / vectorWidth;
   int64_t blocksNeeded = std::max<int64_t>(

@@ -46,8 +46,8 @@ struct WinogradConvsPass
   }
 
   /// A 3x3, stride-1, undilated, ungrouped conv on FMA with enough
-  /// channels both ways for the per-point GEMMs to be worth their
-  /// transforms.
+  /// channels both ways and enough multiply-adds for the per-point GEMMs to
+  /// be worth their transforms and launches.
   bool isCandidate(Conv2dOp conv) {
     auto in = llvm::cast<RankedTensorType>(conv.getInput().getType());
     auto filter = llvm::cast<RankedTensorType>(conv.getFilter().getType());
@@ -67,7 +67,9 @@ struct WinogradConvsPass
     if ((nhwc ? f[1] : f[2]) != 3 || (nhwc ? f[2] : f[3]) != 3)
       return false;
     int64_t channels = nhwc ? f[3] : f[1];
-    return channels >= minChannels && f[0] >= minChannels;
+    ArrayRef<int64_t> y = out.getShape();
+    int64_t macs = y[0] * y[1] * y[2] * y[3] * channels * 9;
+    return channels >= minChannels && f[0] >= minChannels && macs >= minMacs;
   }
 
   void rewrite(Conv2dOp conv) {

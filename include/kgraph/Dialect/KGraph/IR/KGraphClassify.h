@@ -88,6 +88,19 @@ getConcatInputByteOffsets(mlir::Operation *op);
 /// results): what bounds a kernel's vector width to 16 bytes.
 int64_t getWidestAccessBytes(mlir::Operation *group);
 
+/// The kgraph.winograd_input or winograd_filter that is the one result of
+/// elementwise group `group`, or null. Its kernel computes whole tiles: a
+/// thread reads a tile's pixels (input) or taps (filter) once and writes all
+/// alpha^2 transform points of its W lanes (along the result's innermost
+/// dim: tiles for an nchw input, channels otherwise), so its work items are
+/// one point's slice.
+mlir::Operation *getWinogradTileResult(mlir::Operation *group);
+
+/// The elements an elementwise kernel's threads step over, W at a time: the
+/// result's, or one transform point's slice of a whole-tile Winograd
+/// transform (getWinogradTileResult).
+int64_t getElementwiseWorkElements(mlir::Operation *group);
+
 /// Why the ops of a group body cannot form a kernel of `kind`, or an empty
 /// string if they can. Structure only: an elementwise group holds only
 /// elementwise ops; a gemm group exactly one matmul or conv2d; a reduce group

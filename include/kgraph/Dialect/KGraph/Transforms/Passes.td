@@ -153,7 +153,8 @@ def KGraphWinogradConvs
     A `kgraph.conv2d` with a 3x3 filter, stride 1, dilation 1 and one group
     whose GEMM runs on FMA (its element type has no tensor-core operand
     kind at its precision: f32 without `precision = tf32`), not in a group,
-    with at least `min-channels` input channels and filters, becomes the
+    with at least `min-channels` input channels and filters and at least
+    `min-macs` multiply-adds (N * OH * OW * F * C * 9), becomes the
     Winograd F(4x4, 3x3) form (Lavin & Gray): `kgraph.winograd_filter` (the
     filter's 6x6 transform per channel pair; it depends on parameters only,
     so `kgraph-lower-to-gpu{hoist-parameter-kernels}` runs it once at
@@ -166,8 +167,15 @@ def KGraphWinogradConvs
 
     The transforms round in the element type: results differ from the
     direct conv's by a few units in the last place more (the transforms'
-    coefficients reach 8 and 1/24). `kgraph-compile` runs it when
-    `winograd-convs` is set (`kgraph-opt --winograd-convs`).
+    coefficients reach 8 and 1/24), and an inf or NaN input pixel reaches
+    every output of the tiles that read it. `kgraph-compile` runs it unless
+    `winograd-convs` is off (`kgraph-opt --winograd-convs=false`).
+
+    The defaults are measured (bench/RESULTS.md, session 23, H100): for
+    the ResNet-50 layers (64 to 512 channels; 2^29.8 multiply-adds at
+    batch 8) at batch 64 and 8 the Winograd form takes 0.39-0.83x the
+    direct conv's time (one tie: 1.06x), while at batch 1 (2^26.8) its four
+    kernels take longer than the one direct kernel.
 
     Before:
     ```mlir
@@ -183,8 +191,10 @@ def KGraphWinogradConvs
     ```
   }];
   let options = [
-    Option<"minChannels", "min-channels", "int64_t", /*default=*/"16",
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"64",
            "least input channels and filters of a conv rewritten">,
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"int64_t(1) << 29",
+           "least multiply-adds (N * OH * OW * F * C * 9) of a conv rewritten">,
   ];
   let dependentDialects = ["::kgraph::KGraphDialect"];
 }
