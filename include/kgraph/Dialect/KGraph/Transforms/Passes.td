@@ -173,9 +173,9 @@ def KGraphWinogradConvs
 
     The defaults are measured (bench/RESULTS.md, session 23, H100): for
     the ResNet-50 layers (64 to 512 channels; 2^29.8 multiply-adds at
-    batch 8) at batch 64 and 8 the Winograd form takes 0.39-0.83x the
-    direct conv's time (one tie: 1.06x), while at batch 1 (2^26.8) its four
-    kernels take longer than the one direct kernel.
+    batch 8) at batch 64 and 8 the Winograd form takes 0.34-0.98x the
+    direct conv's time, while at batch 1 (2^26.8) it wins only at 128
+    channels and takes up to 1.9x the direct time at 512.
 
     Before:
     ```mlir
