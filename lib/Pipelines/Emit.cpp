@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Base64.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -229,6 +230,27 @@ static LogicalResult addKernelInfo(gpu::LaunchFuncOp launch,
   return success();
 }
 
+/// The bytes of `values` as stored in a buffer of `bytesPerElement`-byte
+/// elements (little-endian; i1 as a byte 0 or 1). The element-type table,
+/// which the buffer's dtype passed, holds only float and integer types.
+static std::string constantBytes(DenseElementsAttr values,
+                                 int64_t bytesPerElement) {
+  std::string bytes;
+  bytes.reserve(values.getNumElements() * bytesPerElement);
+  auto append = [&](const APInt &bits) {
+    APInt stored = bits.zextOrTrunc(8 * bytesPerElement);
+    for (int64_t i = 0; i < bytesPerElement; ++i)
+      bytes.push_back(char(stored.extractBitsAsZExtValue(8, 8 * i)));
+  };
+  if (llvm::isa<FloatType>(values.getElementType()))
+    for (const APFloat &v : values.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  else
+    for (const APInt &v : values.getValues<APInt>())
+      append(v);
+  return bytes;
+}
+
 /// The plan entry of one lowered host function (docs/launch-plan.md,
 /// "functions"): its buffers and kernels. Sets `hasParameters` when an
 /// argument is a model parameter.
@@ -265,7 +287,8 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
     }
     int64_t id = bufferIds.size();
     bufferIds[v] = id;
-    fromParameters.push_back(kind == "parameter" || kind == "derived");
+    fromParameters.push_back(kind == "parameter" || kind == "derived" ||
+                             kind == "constant");
     llvm::json::Object buffer{
         {"id", id},
         {"kind", kind},
@@ -276,6 +299,13 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
       buffer["index"] = *index;
     if (name)
       buffer["name"] = name.getValue();
+    if (auto values = v.getDefiningOp()
+                          ? v.getDefiningOp()->getAttrOfType<DenseElementsAttr>(
+                                kConstantAttrName)
+                          : DenseElementsAttr()) {
+      buffer["data"] = llvm::encodeBase64(
+          constantBytes(values, int64_t(stored->storageBytes)));
+    }
     buffers.push_back(std::move(buffer));
     return success();
   };
@@ -304,10 +334,11 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
     // (a "tensor_maps" argument).
     if (alloc->hasAttr(kTensorMapsAttrName))
       return WalkResult::advance();
-    if (failed(addBuffer(alloc,
-                         alloc->hasAttr(kDerivedAttrName) ? "derived"
-                                                          : "intermediate",
-                         std::nullopt, alloc->getAttr(kDtypeAttrName))))
+    StringRef kind = alloc->hasAttr(kConstantAttrName)  ? "constant"
+                     : alloc->hasAttr(kDerivedAttrName) ? "derived"
+                                                        : "intermediate";
+    if (failed(addBuffer(alloc, kind, std::nullopt,
+                         alloc->getAttr(kDtypeAttrName))))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

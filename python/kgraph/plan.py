@@ -13,10 +13,12 @@ as the plan of its first variant with every variant in ``variants``, and
 :meth:`Plan.select_variant` picks the one for a device.
 """
 
+import base64
+import binascii
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 from .dtypes import DTYPES
@@ -30,7 +32,10 @@ SUPPORTED_VERSIONS = (1, 2, 3)
 DTYPE_SIZES = {name: d.bytes for name, d in DTYPES.items()}
 #: "derived" buffers hold what the plan's "once" kernels compute from the
 #: parameters: kept per device like the parameters, written once at load.
-BUFFER_KINDS = ("input", "output", "intermediate", "parameter", "derived")
+#: "constant" buffers hold a tensor constant of the graph, their bytes in the
+#: plan ("data", base64): uploaded and kept per device like a parameter.
+BUFFER_KINDS = ("input", "output", "intermediate", "parameter", "derived",
+                "constant")
 #: Buffer kinds of version 1 plans (no parameters).
 BUFFER_KINDS_V1 = ("input", "output", "intermediate")
 SCALAR_TYPES = ("i32", "i64", "f32")
@@ -48,6 +53,8 @@ class BufferSpec:
     bytes: int
     #: The tensor's name in the weights file (``parameter`` buffers only).
     name: Optional[str] = None
+    #: The buffer's bytes (``constant`` buffers only).
+    data: Optional[bytes] = field(default=None, repr=False, compare=False)
 
     @property
     def numel(self) -> int:
@@ -134,9 +141,9 @@ class KernelSpec:
     flops: Optional[int] = None
     bytes: Optional[int] = None
     compute: Optional[str] = None
-    #: Reads only parameters (and derived buffers) and writes derived
-    #: buffers: run once per device after the parameters are uploaded, not
-    #: on every call.
+    #: Reads only parameters, constants and derived buffers and writes
+    #: derived buffers: run once per device after the parameters and
+    #: constants are uploaded, not on every call.
     once: bool = False
 
 
@@ -160,6 +167,8 @@ class FunctionPlan:
     intermediates: Tuple[BufferSpec, ...]
     parameters: Tuple[BufferSpec, ...] = ()
     derived: Tuple[BufferSpec, ...] = ()
+    #: The graph's tensor constants, their bytes in the plan.
+    constants: Tuple[BufferSpec, ...] = ()
     once_kernels: Tuple[KernelSpec, ...] = ()
 
     @property
@@ -555,8 +564,21 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
         if nbytes != want:
             c.fail(f"{where}.bytes", f"is {nbytes} but shape {shape} of "
                                      f"{dtype} needs {want}")
+        payload = None
+        if kind == "constant":
+            text = c.str_field(b, "data", where)
+            try:
+                payload = base64.b64decode(text, validate=True)
+            except (binascii.Error, ValueError):
+                c.fail(f"{where}.data", "is not base64")
+            if len(payload) != nbytes:
+                c.fail(f"{where}.data", f"holds {len(payload)} bytes but the "
+                                        f"buffer has {nbytes}")
+        elif "data" in b:
+            c.fail(f"{where}.data", f"only constant buffers carry data, this "
+                                    f"is a {kind} buffer")
         buffers.append(BufferSpec(bid, kind, index, tuple(shape), dtype, nbytes,
-                                  pname))
+                                  pname, payload))
     by_id = {b.id: b for b in buffers}
 
     def ordered(kind):
@@ -640,13 +662,15 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
             c.fail(f"{where}.once", f"expected true or false, got {once!r}")
         if once:
             # A once kernel runs before any input exists: everything it
-            # touches must be a parameter or derived from them.
+            # touches must be a parameter or constant or derived from them.
             for a_i, a in enumerate(args):
                 for bid in _arg_buffers(a):
-                    if by_id[bid].kind not in ("parameter", "derived"):
+                    if by_id[bid].kind not in ("parameter", "derived",
+                                               "constant"):
                         c.fail(f"{where}.args[{a_i}]",
                                f"a once kernel uses {by_id[bid].kind} buffer "
-                               f"{bid} (only parameter and derived buffers)")
+                               f"{bid} (only parameter, constant and derived "
+                               f"buffers)")
         kernels.append(KernelSpec(kname, grid, block, shared, tuple(args),
                                   tuple(ops), flops, nbytes, compute, once))
     if not kernels:
@@ -668,6 +692,7 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
         intermediates=tuple(b for b in buffers if b.kind == "intermediate"),
         parameters=tuple(b for b in buffers if b.kind == "parameter"),
         derived=tuple(b for b in buffers if b.kind == "derived"),
+        constants=tuple(b for b in buffers if b.kind == "constant"),
         once_kernels=tuple(k for k in kernels if k.once))
 
 

@@ -204,7 +204,9 @@ class _Shared:
         self.weights = weights
         self.modules = {}     # ordinal -> CUmodule
         self.kernels = {}     # (ordinal, kernel name) -> CUfunction
-        self.parameters = {}  # (ordinal, tensor name) -> device address
+        # (ordinal, tensor name) -> device address of a parameter;
+        # (ordinal, "constant", function, buffer id) -> of a constant.
+        self.parameters = {}
         # (ordinal, function, buffer id) -> device address of a derived
         # buffer (computed from the parameters by the function's once
         # kernels, kept like them).
@@ -358,21 +360,25 @@ class Program:
         return fns
 
     def _parameter_addresses(self, drv, ordinal: int):
-        """Buffer id -> device address of this function's parameters and
-        derived buffers on ``ordinal``: parameters uploaded from the weights
-        file the first time a tensor is needed on that device, derived
-        buffers computed from them then by the once kernels; both kept."""
-        if not (self.spec.parameters or self.spec.derived):
+        """Buffer id -> device address of this function's parameters,
+        constants and derived buffers on ``ordinal``: parameters uploaded
+        from the weights file (constants from the plan) the first time a
+        tensor is needed on that device, derived buffers computed from them
+        then by the once kernels; all kept."""
+        if not (self.spec.parameters or self.spec.derived
+                or self.spec.constants):
             return {}
         shared = self._shared
         out = {}
         uploaded = False
         with self._lock:
-            for spec in self.spec.parameters:
-                key = (ordinal, spec.name)
+            for spec in self.spec.parameters + self.spec.constants:
+                constant = spec.kind == "constant"
+                key = ((ordinal, "constant", self.spec.name, spec.id) if constant
+                       else (ordinal, spec.name))
                 ptr = shared.parameters.get(key)
                 if ptr is None:
-                    data = shared.weights.read(spec.name)
+                    data = spec.data if constant else shared.weights.read(spec.name)
                     ptr = drv.mem_alloc(spec.bytes)
                     try:
                         buf = ctypes.create_string_buffer(data, len(data))
@@ -685,7 +691,7 @@ class Program:
         allocated = []
         try:
             for spec in self.spec.buffers:
-                if spec.kind in ("parameter", "derived"):
+                if spec.kind in ("parameter", "derived", "constant"):
                     continue
                 ptr = drv.mem_alloc(spec.bytes)
                 allocated.append(ptr)
@@ -898,7 +904,7 @@ class CudaGraph:
                 drv.set_device(ordinal)
                 self.inputs = self.outputs = None
                 for s in spec.buffers:
-                    if s.kind in ("parameter", "derived"):
+                    if s.kind in ("parameter", "derived", "constant"):
                         continue
                     ptr = drv.mem_alloc(s.bytes)
                     self._owned.append(ptr)

@@ -125,7 +125,7 @@ F0 = ("functions", 0)
     # A once kernel must not touch a call's buffers.
     (F0 + ("kernels", 0, "args", 0, "buffer"), 1,
      r"functions\[0\].kernels\[0\].args\[0\]: a once kernel uses input buffer 1 "
-     r"\(only parameter and derived buffers\)"),
+     r"\(only parameter, constant and derived buffers\)"),
     (F0 + ("kernels", 0, "args", 1, "buffer"), 3,
      r"kernels\[0\].args\[1\]: a once kernel uses output buffer 3"),
     (F0 + ("kernels", 0, "once"), "yes",

@@ -1016,3 +1016,96 @@ s2d_case("s2d_f16_1x10x7x2_f4_k5s21p2211", "f16", 1, 10, 7, 2, 4, 5, 5, (2, 1), 
 s2d_case("s2d_f16_1x17x9x3_f8_k2s2", "f16", 1, 17, 9, 3, 8, 2, 2, (2, 2), (0, 0, 0, 0))
 s2d_case("s2d_f32_1x8x9x1_f4_k3s2p4", "f32", 1, 8, 9, 1, 4, 3, 3, (2, 2), (4, 0, 4, 1))
 s2d_case("s2d_f16_1x12x12x3_f8_k5s3p1", "f16", 1, 12, 12, 3, 8, 5, 5, (3, 3), (1, 1, 1, 1))
+
+# ---- tensor constants -----------------------------------------------------------------------
+# Non-splat arith.constant tensors are plan buffers of kind "constant" (their
+# bytes in the plan): read by elementwise kernels under broadcasting and
+# through a view, as a GEMM's B operand (TMA on sm_90a), as a returned value
+# (a copy kernel), as an i1 select mask, and transposed by a once kernel
+# (only constants in) before a GEMM. Values are multiples of 1/8 in [-2, 2]
+# (exact in f16), fixed by the case's own generator.
+
+
+def _const_values(shape, dt, seed):
+    g = torch.Generator().manual_seed(seed)
+    n = math.prod(shape)
+    if dt == "i1":
+        return torch.randint(0, 2, (n,), generator=g).reshape(shape).to(torch.bool)
+    if dt in ("i32", "i8"):
+        return torch.randint(-50, 50, (n,), generator=g).reshape(shape).to(torch.int64)
+    return (torch.randint(-16, 17, (n,), generator=g).to(torch.float64) / 8).reshape(shape)
+
+
+def _dense(v, dt):
+    """`v` as an MLIR dense literal of element type dt."""
+    def lit(x):
+        if dt == "i1":
+            return "true" if bool(x) else "false"
+        return str(int(x)) if dt in ("i32", "i8") else repr(float(x))
+
+    def nest(a):
+        return "[" + ", ".join(nest(e) if e.dim() else lit(e.item()) for e in a) + "]"
+    return f"dense<{nest(v)}> : {t(list(v.shape), dt)}"
+
+
+_cb = _const_values([7], "f32", 1)
+_cs = _const_values([5, 1], "f32", 2)
+add("const_add_mul_f32_5x7",
+    "func.func @main(%x: tensor<5x7xf32>) -> tensor<5x7xf32> {\n"
+    f"  %b = arith.constant {_dense(_cb, 'f32')}\n"
+    f"  %s = arith.constant {_dense(_cs, 'f32')}\n"
+    "  %y = kgraph.add %x, %b : tensor<5x7xf32>, tensor<7xf32>\n"
+    "  %z = kgraph.mul %y, %s : tensor<5x7xf32>, tensor<5x1xf32>\n"
+    "  return %z : tensor<5x7xf32>\n}\n",
+    [([5, 7], "f32", -1.0, 1.0)], lambda x: rnd(rnd(x + _cb, "f32") * _cs, "f32"), (1e-6, 1e-6))
+
+_cw = _const_values([13, 24], "f16", 3)
+_cbias = _const_values([24], "f32", 4)
+add("const_matmul_f16_9x13x24_bias",
+    "func.func @main(%x: tensor<9x13xf16>) -> tensor<9x24xf32> {\n"
+    f"  %w = arith.constant {_dense(_cw, 'f16')}\n"
+    f"  %b = arith.constant {_dense(_cbias, 'f32')}\n"
+    "  %m = kgraph.matmul %x, %w : tensor<9x13xf16>, tensor<13x24xf16> -> tensor<9x24xf32>\n"
+    "  %y = kgraph.add %m, %b : tensor<9x24xf32>, tensor<24xf32>\n"
+    "  return %y : tensor<9x24xf32>\n}\n",
+    [([9, 13], "f16", -1.0, 1.0)], lambda x: rnd(x @ _cw + _cbias, "f32"),
+    gemm_tol(13, "f32", 2, tf32=False))
+
+# A transposed constant weight: the transpose reads only a constant, so it
+# is a once kernel writing a derived buffer; the GEMM reads that.
+_cwt = _const_values([24, 16], "f32", 5)
+add("const_once_transpose_matmul_f32_6x16x24",
+    "func.func @main(%x: tensor<6x16xf32>) -> tensor<6x24xf32> {\n"
+    f"  %w = arith.constant {_dense(_cwt, 'f32')}\n"
+    "  %t = kgraph.transpose %w, permutation = [1, 0] : tensor<24x16xf32>\n"
+    "  %y = kgraph.matmul %x, %t : tensor<6x16xf32>, tensor<16x24xf32> -> tensor<6x24xf32>\n"
+    "  %r = kgraph.relu %y : tensor<6x24xf32>\n"
+    "  return %r : tensor<6x24xf32>\n}\n",
+    [([6, 16], "f32", -1.0, 1.0)], lambda x: torch.relu(rnd(x @ _cwt.T, "f32")),
+    gemm_tol(16, "f32"))
+
+_cm = _const_values([4, 6], "i1", 6)
+_ci = _const_values([2, 3], "i32", 7)
+_cr = _const_values([3, 2], "f32", 8)
+add("const_select_view_return_4x6",
+    "func.func @main(%x: tensor<4x6xf32>, %y: tensor<6xf32>) -> (tensor<4x6xf32>, tensor<2x3xi32>, tensor<6xf32>) {\n"
+    f"  %m = arith.constant {_dense(_cm, 'i1')}\n"
+    f"  %i = arith.constant {_dense(_ci, 'i32')}\n"
+    f"  %c = arith.constant {_dense(_cr, 'f32')}\n"
+    "  %s = kgraph.select %m, %x, %y : tensor<4x6xi1>, tensor<4x6xf32>, tensor<6xf32>\n"
+    "  %v = kgraph.reshape %c : tensor<3x2xf32> to tensor<6xf32>\n"
+    "  %a = kgraph.add %y, %v : tensor<6xf32>, tensor<6xf32>\n"
+    "  return %s, %i, %a : tensor<4x6xf32>, tensor<2x3xi32>, tensor<6xf32>\n}\n",
+    [([4, 6], "f32", -1.0, 1.0), ([6], "f32", -1.0, 1.0)],
+    lambda x, y: (torch.where(_cm, x, y), _ci, rnd(y + _cr.reshape(6), "f32")), (1e-6, 1e-6))
+
+# A GEMM-kind conv2d (16 channels: no stencil) with a constant filter.
+_cf = _const_values([8, 3, 3, 16], "f16", 9)
+add("const_conv_nhwc_f16_1x6x6x16_f8",
+    "func.func @main(%x: tensor<1x6x6x16xf16>) -> tensor<1x6x6x8xf32> {\n"
+    f"  %w = arith.constant {_dense(_cf, 'f16')}\n"
+    "  %y = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<1x6x6x16xf16>, tensor<8x3x3x16xf16> -> tensor<1x6x6x8xf32>\n"
+    "  return %y : tensor<1x6x6x8xf32>\n}\n",
+    [([1, 6, 6, 16], "f16", -1.0, 1.0)],
+    lambda x: rnd(F.conv2d(x.permute(0, 3, 1, 2), _cf.permute(0, 3, 1, 2), padding=1).permute(0, 2, 3, 1), "f32"),
+    gemm_tol(144, "f32"))

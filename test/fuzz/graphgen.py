@@ -218,7 +218,7 @@ class _Builder:
             self.g.tags.add("pattern:broadcast")
         if allow_const and self.chance(0.15):
             self.g.tags.add("pattern:splat_constant")
-            return self.constant(pshape, dtype, splat=not self.chance(0.1))
+            return self.constant(pshape, dtype, splat=not self.chance(0.35))
         same = [v for v in self.values if v.dtype == dtype and v.shape == pshape]
         if same and self.chance(0.5):
             return self.rnd.choice(same)
@@ -1029,7 +1029,7 @@ def gpu_graph(seed, max_tries=64, small=False):
     for t in range(max_tries):
         sub = f"{seed}" if t == 0 else f"{seed}.{t}"
         g = generate(sub, allow_data_movement=False, small=small)
-        if not g.gpu_safe or "pattern:dense_constant" in g.tags:
+        if not g.gpu_safe:
             continue
         big = False
         for n in g.nodes:

@@ -59,17 +59,7 @@ UNSUPPORTED = [
     # them); never kgraph.concat, which always compiles.
     (re.compile(r"'kgraph\.(reshape|transpose|slice|broadcast_to)' op "
                 r"has no code generation"), "data_movement"),
-    # Non-splat constants outside a stencil group's conv2d filters: the launch
-    # plan has no constant buffers, so they cannot become kernel inputs, and
-    # kgraph-form-kernels clones constants into the groups that read them.
-    (re.compile(r"'arith\.constant' op (only splat tensor constants|computes an "
-                r"operand of a kgraph\.conv2d|is on the path to operand)"),
-     "dense_constant"),
 ]
-
-
-DENSE_OPERAND = re.compile(r"' op has an operand that is neither a group input, a "
-                           r"splat constant nor an epilogue value")
 
 
 def ptxas_path():
@@ -154,9 +144,6 @@ def classify_error(rc, err, graph):
     for pattern, _ in UNSUPPORTED:
         if pattern.search(err):
             return None
-    # A GEMM epilogue op reading a dense constant says so in its own words.
-    if "pattern:dense_constant" in graph.tags and DENSE_OPERAND.search(err):
-        return None
     return "rejected"
 
 

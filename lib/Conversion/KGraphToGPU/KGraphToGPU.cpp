@@ -3,6 +3,7 @@
 #include "kgraph/Conversion/KGraphToGPU/KGraphToGPU.h"
 #include "kgraph/Conversion/Passes.h"
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 #include "kgraph/Dialect/KGraph/Transforms/StencilTiling.h"
@@ -247,12 +248,13 @@ static Value createBufferView(OpBuilder &b, Location loc, Value source,
 }
 
 /// An identity group (a copy kernel) of `v` at `b`'s insertion point: it
-/// yields its input unchanged, or materializes a constant (constants have no
-/// buffer, so they are cloned into the group). Returns its result.
+/// yields its input unchanged, or materializes a splat constant (which has
+/// no buffer, so it is cloned into the group). Returns its result.
 static Value createCopyGroup(OpBuilder &b, Value v) {
   OpBuilder::InsertionGuard guard(b);
   Operation *def = v.getDefiningOp();
-  bool constant = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
+  bool constant = def && def->hasTrait<mlir::OpTrait::ConstantLike>() &&
+                  isFoldedConstant(def, [](Operation *) { return true; });
   auto copy = FusedOp::create(b, v.getLoc(), TypeRange{v.getType()},
                               constant ? ValueRange{} : ValueRange{v});
   Block *body = b.createBlock(&copy.getBody());
@@ -477,6 +479,26 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           getStorageMemRefType(llvm::cast<RankedTensorType>(root.getType())),
           /*byteOffset=*/0);
   SmallVector<Value> allocations;
+  // A tensor constant kernels do not fold (isFoldedConstant): a buffer of
+  // its own whose data the plan carries (kind "constant"), uploaded once
+  // per device at load like a parameter.
+  for (auto cst : oldBody.getOps<arith::ConstantOp>()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(cst.getType());
+    auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
+    if (!type || cst->use_empty() ||
+        isFoldedConstant(cst, [](Operation *) { return true; }))
+      continue;
+    if (!dense)
+      return cst.emitOpError("a tensor constant needs dense elements to be "
+                             "a plan buffer, got ")
+             << cst.getValue();
+    auto buffer =
+        memref::AllocOp::create(b, cst.getLoc(), getStorageMemRefType(type));
+    buffer->setAttr(kConstantAttrName, dense);
+    if (StringAttr dtype = getLogicalDtypeAttr(type.getElementType()))
+      buffer->setAttr(kDtypeAttrName, dtype);
+    buffers.map(cst.getResult(), buffer);
+  }
   // A concat that needs no kernel: its buffer (an output, or allocated
   // here), whose views its inputs' groups write.
   for (auto concat : oldBody.getOps<ConcatOp>()) {
@@ -503,10 +525,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
   // Values that depend on the parameters alone: a group reading only them
   // runs once at load (kgraph.once), its results kept (kgraph.derived).
   DenseSet<Value> fromParameters;
-  if (hoistParameterKernels)
+  if (hoistParameterKernels) {
     for (BlockArgument arg : oldBody.getArguments())
       if (func.getArgAttr(arg.getArgNumber(), kParamAttrName))
         fromParameters.insert(arg);
+    // Constant buffers are loaded like parameters.
+    for (auto cst : oldBody.getOps<arith::ConstantOp>())
+      if (Value buffer = buffers.lookupOrNull(cst.getResult());
+          buffer && buffer.getDefiningOp<memref::AllocOp>())
+        fromParameters.insert(cst.getResult());
+  }
   unsigned kernelIndex = 0;
   for (Operation &op : llvm::make_early_inc_range(oldBody)) {
     // A view: its result is a memref view of its input's buffer, which the
@@ -514,8 +542,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
     if (std::optional<int64_t> byteOffset = getViewByteOffset(&op)) {
       Value source = buffers.lookupOrNull(op.getOperand(0));
       if (!source)
-        return op.emitOpError("views a value that has no device buffer (only "
-                              "splat constants can be read by kernels)");
+        return op.emitOpError("views a value that has no device buffer");
       buffers.map(op.getResult(0),
                   createBufferView(b, op.getLoc(), source,
                                    getStorageMemRefType(llvm::cast<

@@ -3,6 +3,8 @@ runtime would on a GPU: allocates its buffers (outputs and intermediates
 poisoned: 0xFF bytes, NaN in every float type), builds the tensor maps of
 `tensor_maps` arguments, and launches the kernels of the kernel IR (the
 `--emit=gpu` module in generic form) in order."""
+import base64
+
 import numpy as np
 
 from .interp import run_kernel
@@ -84,6 +86,12 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
                 raise ValueError(f"parameter {b['name']} has no value")
             data = to_storage(params[b["name"]], b["dtype"])
             buf.data[:n] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        elif b["kind"] == "constant":
+            data = np.frombuffer(base64.b64decode(b["data"]), dtype=np.uint8)
+            if data.size != n:
+                raise ValueError(f"constant buffer {b['id']}: {data.size} bytes "
+                                 f"for a {n}-byte buffer")
+            buf.data[:n] = data
         bufs[b["id"]] = (buf, b)
     # As the runtime does: the once kernels (parameters -> derived buffers)
     # first, then a call's kernels, each in plan order.

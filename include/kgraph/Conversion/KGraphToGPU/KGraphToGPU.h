@@ -110,6 +110,11 @@ inline constexpr llvm::StringLiteral kTensorMapsAttrName = "kgraph.tensor_maps";
 /// kernels and `derived` buffers, which a runtime computes once per device
 /// after the parameter upload instead of on every call.
 inline constexpr llvm::StringLiteral kOnceAttrName = "kgraph.once";
+
+/// Name of the host memref.alloc attribute that holds the elements of a
+/// tensor constant kernels do not fold (a DenseElementsAttr): the plan
+/// emitter writes the buffer as kind `constant` with its bytes.
+inline constexpr llvm::StringLiteral kConstantAttrName = "kgraph.constant";
 inline constexpr llvm::StringLiteral kDerivedAttrName = "kgraph.derived";
 
 /// Name of the host gpu.launch_func attribute describing the kernel for the

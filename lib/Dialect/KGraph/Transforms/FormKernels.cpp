@@ -1,6 +1,7 @@
 //===- FormKernels.cpp - one kgraph.fused group per unfused op -----------===//
 
 #include "kgraph/Dialect/KGraph/IR/KGraphClassify.h"
+#include "kgraph/Dialect/KGraph/Transforms/FusionRules.h"
 #include "kgraph/Dialect/KGraph/Transforms/KernelFamilies.h"
 #include "kgraph/Dialect/KGraph/Transforms/Passes.h"
 
@@ -19,8 +20,9 @@ FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
                               ArrayRef<Value> results,
                               std::optional<GroupKind> kind) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
-  // Operands from outside the group become inputs, except constants, which
-  // are cloned into the body (they are free to rematerialize).
+  // Operands from outside the group become inputs, except constants the
+  // kernel folds (isFoldedConstant), which are cloned into the body (they
+  // are free to rematerialize).
   SmallVector<Value> inputs;
   SmallVector<Operation *> constants;
   for (Operation *op : ops) {
@@ -28,7 +30,9 @@ FusedOp kgraph::wrapInFusedOp(OpBuilder &builder, ArrayRef<Operation *> ops,
       Operation *def = operand.getDefiningOp();
       if (def && inGroup.contains(def))
         continue;
-      if (def && def->hasTrait<mlir::OpTrait::ConstantLike>()) {
+      if (def && def->hasTrait<mlir::OpTrait::ConstantLike>() &&
+          isFoldedConstant(
+              def, [&](Operation *user) { return inGroup.contains(user); })) {
         if (!llvm::is_contained(constants, def))
           constants.push_back(def);
         continue;

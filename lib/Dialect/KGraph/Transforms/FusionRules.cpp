@@ -42,6 +42,19 @@ bool kgraph::isSplatConstant(Value value) {
   return dense && dense.isSplat();
 }
 
+bool kgraph::isFoldedConstant(Operation *def,
+                              function_ref<bool(Operation *)> inGroup) {
+  Value v = def->getResult(0);
+  if (def->getNumResults() != 1 || !llvm::isa<RankedTensorType>(v.getType()) ||
+      isSplatConstant(v))
+    return true;
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return !inGroup(user) || (llvm::isa<Conv2dOp>(user) &&
+                              use.getOperandNumber() == 1 && isStencilOp(user));
+  });
+}
+
 LogicalResult kgraph::verifyKernelConstant(Operation *op) {
   if (op->getNumResults() == 1 && isSplatConstant(op->getResult(0)))
     return success();

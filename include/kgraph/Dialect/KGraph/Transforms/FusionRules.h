@@ -53,6 +53,14 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> shape,
 /// True if `value` is an `arith.constant` splat tensor.
 bool isSplatConstant(mlir::Value value);
 
+/// True if the constant `def` is cloned into the group of `inGroup` ops
+/// that reads it, its values folded into the kernel: a splat (or any
+/// constant that is not a tensor), or a tensor read only as the filter of
+/// stencil conv2ds (isStencilOp: the taps become immediates). Any other
+/// constant stays outside as a group input: a buffer the plan carries.
+bool isFoldedConstant(mlir::Operation *def,
+                      llvm::function_ref<bool(mlir::Operation *)> inGroup);
+
 /// Succeeds if the `arith.constant` `op` of a kernel group is a splat tensor
 /// (the only constants kernels clone into their lanes); otherwise diagnoses
 /// `op`.
