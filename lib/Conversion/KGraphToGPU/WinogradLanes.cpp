@@ -122,6 +122,39 @@ separableSum(OpBuilder &b, Location loc, Type type, int64_t w, int64_t n,
   return out;
 }
 
+/// Every point (i, j) < (a, a), point-major, of the W lanes of the 2-D
+/// transform sum_r sum_c coef(i, r) coef(j, c) d[r][c] of a whole n x n tile
+/// `d`: each row transformed first (d coef^T), then each column, each
+/// point rounded to `elementType`.
+static Lanes wholeTile(OpBuilder &b, Location loc, Type type, Type elementType,
+                       int64_t w, int64_t a, ArrayRef<SmallVector<Lanes>> d,
+                       function_ref<double(int64_t, int64_t)> coef) {
+  int64_t n = d.size();
+  SmallVector<SmallVector<Lanes>> rows(n); // rows[r][j] = (d coef^T)[r][j]
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < a; ++j) {
+      Lanes lanes;
+      for (int64_t l = 0; l < w; ++l) {
+        SmallVector<std::pair<double, Value>> terms;
+        for (int64_t c = 0; c < n; ++c)
+          terms.push_back({coef(j, c), d[r][c][l]});
+        lanes.push_back(linearCombination(b, loc, type, terms));
+      }
+      rows[r].push_back(lanes);
+    }
+  Lanes points;
+  for (int64_t i = 0; i < a; ++i)
+    for (int64_t j = 0; j < a; ++j)
+      for (int64_t l = 0; l < w; ++l) {
+        SmallVector<std::pair<double, Value>> terms;
+        for (int64_t r = 0; r < n; ++r)
+          terms.push_back({coef(i, r), rows[r][j][l]});
+        points.push_back(roundToType(
+            b, loc, linearCombination(b, loc, type, terms), elementType));
+      }
+  return points;
+}
+
 static const WinogradTransform &getTransformOf(Operation *op) {
   int64_t m = 4;
   if (auto f = llvm::dyn_cast<WinogradFilterOp>(op))
@@ -242,9 +275,7 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
     };
     int64_t laneStride = nhwc ? 1 : 9;
     if (!k) {
-      // The whole tile: each tap read once, G g (columns), then (G g) G^T
-      // (rows); all points, point-major.
-      SmallVector<SmallVector<Lanes>> cols(a); // cols[i][kw] = (G g)[i][kw]
+      // The whole tile: each tap read once, then (G g) G^T.
       SmallVector<SmallVector<Lanes>> taps(3);
       for (int64_t kh = 0; kh < 3; ++kh)
         for (int64_t kw = 0; kw < 3; ++kw) {
@@ -253,28 +284,8 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
             return failure();
           taps[kh].push_back(*v);
         }
-      for (int64_t i = 0; i < a; ++i)
-        for (int64_t kw = 0; kw < 3; ++kw) {
-          Lanes lanes;
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t kh = 0; kh < 3; ++kh)
-              terms.push_back({t.getG(i, kh), taps[kh][kw][l]});
-            lanes.push_back(linearCombination(b, loc, type, terms));
-          }
-          cols[i].push_back(lanes);
-        }
-      Lanes points;
-      for (int64_t i = 0; i < a; ++i)
-        for (int64_t j = 0; j < a; ++j)
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t kw = 0; kw < 3; ++kw)
-              terms.push_back({t.getG(j, kw), cols[i][kw][l]});
-            points.push_back(roundToType(
-                b, loc, linearCombination(b, loc, type, terms), elementType));
-          }
-      return points;
+      return wholeTile(b, loc, type, elementType, w, a, taps,
+                       [&](int64_t i, int64_t r) { return t.getG(i, r); });
     }
     return selectTree(
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
@@ -365,39 +376,17 @@ LaneEvaluator::evaluateWinogradLanes(Operation *op, ArrayRef<Value> coords) {
       return values;
     };
     if (!k) {
-      // The whole tile: each pixel read once, each row transformed (d B),
-      // then each column (B^T (d B)); all points, point-major.
-      SmallVector<SmallVector<Lanes>> rows(a); // rows[i][nu]
-      for (int64_t i = 0; i < a; ++i) {
-        SmallVector<Lanes> px;
+      // The whole tile: each pixel read once, then B^T d B.
+      SmallVector<SmallVector<Lanes>> px(a);
+      for (int64_t i = 0; i < a; ++i)
         for (int64_t j = 0; j < a; ++j) {
           FailureOr<Lanes> v = pixel(i, j);
           if (failed(v))
             return failure();
-          px.push_back(*v);
+          px[i].push_back(*v);
         }
-        for (int64_t nu = 0; nu < a; ++nu) {
-          Lanes lanes;
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t j = 0; j < a; ++j)
-              terms.push_back({t.getBT(nu, j), px[j][l]});
-            lanes.push_back(linearCombination(b, loc, type, terms));
-          }
-          rows[i].push_back(lanes);
-        }
-      }
-      Lanes points;
-      for (int64_t xi = 0; xi < a; ++xi)
-        for (int64_t nu = 0; nu < a; ++nu)
-          for (int64_t l = 0; l < w; ++l) {
-            SmallVector<std::pair<double, Value>> terms;
-            for (int64_t i = 0; i < a; ++i)
-              terms.push_back({t.getBT(xi, i), rows[i][nu][l]});
-            points.push_back(roundToType(
-                b, loc, linearCombination(b, loc, type, terms), elementType));
-          }
-      return points;
+      return wholeTile(b, loc, type, elementType, w, a, px,
+                       [&](int64_t i, int64_t r) { return t.getBT(i, r); });
     }
     return selectTree(
         b, loc, k, 0, a * a, w, type, [&](int64_t point) -> FailureOr<Lanes> {
