@@ -575,8 +575,8 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
                 c.fail(f"{where}.data", f"holds {len(payload)} bytes but the "
                                         f"buffer has {nbytes}")
         elif "data" in b:
-            c.fail(f"{where}.data", f"only constant buffers carry data, this "
-                                    f"is a {kind} buffer")
+            c.fail(f"{where}.data", f"only constant buffers carry data, not "
+                                    f"{kind} buffers")
         buffers.append(BufferSpec(bid, kind, index, tuple(shape), dtype, nbytes,
                                   pname, payload))
     by_id = {b.id: b for b in buffers}

@@ -12,7 +12,7 @@ import pytest
 import kgraph
 from kgraph.errors import PlanError
 
-from test_plan_v2 import BIAS, X5, _arg, _buf
+from test_plan_v2 import _DEL, BIAS, X5, _arg, _buf, _set
 
 DATA = base64.b64encode(BIAS.tobytes()).decode()
 
@@ -96,20 +96,12 @@ F0 = ("functions", 0)
      r"functions\[0\].buffers\[2\]"),
     (F0 + ("buffers", 0, "data"), DATA,
      r"functions\[0\].buffers\[0\].data: only constant buffers carry data, "
-     r"this is a input buffer"),
+     r"not input buffers"),
+    (F0 + ("buffers", 2, "data"), _DEL,
+     r"functions\[0\].buffers\[2\]: missing field 'data'"),
 ])
 def test_malformed_constant_plans(consts, path, value, message):
     plan = copy.deepcopy(CONST_PLAN)
-    obj = plan
-    for key in path[:-1]:
-        obj = obj[key]
-    obj[path[-1]] = value
+    _set(plan, path, value)
     with pytest.raises(PlanError, match=message):
-        kgraph.load_plan(consts(plan))
-
-
-def test_constant_without_data(consts):
-    plan = copy.deepcopy(CONST_PLAN)
-    del plan["functions"][0]["buffers"][2]["data"]
-    with pytest.raises(PlanError, match=r"buffers\[2\]: missing field 'data'"):
         kgraph.load_plan(consts(plan))

@@ -12,7 +12,7 @@ import kgraph
 from kgraph.errors import PlanError
 from kgraph.weights import save
 
-from test_plan_v2 import BIAS, X5, _arg, _buf
+from test_plan_v2 import BIAS, X5, _arg, _buf, _set
 
 #: "main": d = -bias (once, fake_neg_f32 into a derived buffer), then per
 #: call out = x + d (fake_add_f32): out = x - bias.
@@ -138,10 +138,7 @@ F0 = ("functions", 0)
 ])
 def test_malformed_once_plans(once, path, value, message):
     plan = copy.deepcopy(ONCE_PLAN)
-    node = plan
-    for p in path[:-1]:
-        node = node[p]
-    node[path[-1]] = value
+    _set(plan, path, value)
     with pytest.raises(PlanError, match=message):
         kgraph.load_plan(once(plan))
 
