@@ -299,13 +299,11 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
       buffer["index"] = *index;
     if (name)
       buffer["name"] = name.getValue();
-    if (auto values = v.getDefiningOp()
-                          ? v.getDefiningOp()->getAttrOfType<DenseElementsAttr>(
-                                kConstantAttrName)
-                          : DenseElementsAttr()) {
+    if (kind == "constant")
       buffer["data"] = llvm::encodeBase64(
-          constantBytes(values, int64_t(stored->storageBytes)));
-    }
+          constantBytes(v.getDefiningOp()->getAttrOfType<DenseElementsAttr>(
+                            kConstantAttrName),
+                        int64_t(stored->storageBytes)));
     buffers.push_back(std::move(buffer));
     return success();
   };

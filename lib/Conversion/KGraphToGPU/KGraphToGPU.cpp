@@ -479,6 +479,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           getStorageMemRefType(llvm::cast<RankedTensorType>(root.getType())),
           /*byteOffset=*/0);
   SmallVector<Value> allocations;
+  SmallVector<Value> constants; // the tensor constants given a buffer
   // A tensor constant kernels do not fold (isFoldedConstant): a buffer of
   // its own whose data the plan carries (kind "constant"), uploaded once
   // per device at load like a parameter.
@@ -498,6 +499,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
     if (StringAttr dtype = getLogicalDtypeAttr(type.getElementType()))
       buffer->setAttr(kDtypeAttrName, dtype);
     buffers.map(cst.getResult(), buffer);
+    constants.push_back(cst.getResult());
   }
   // A concat that needs no kernel: its buffer (an output, or allocated
   // here), whose views its inputs' groups write.
@@ -530,10 +532,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
       if (func.getArgAttr(arg.getArgNumber(), kParamAttrName))
         fromParameters.insert(arg);
     // Constant buffers are loaded like parameters.
-    for (auto cst : oldBody.getOps<arith::ConstantOp>())
-      if (Value buffer = buffers.lookupOrNull(cst.getResult());
-          buffer && buffer.getDefiningOp<memref::AllocOp>())
-        fromParameters.insert(cst.getResult());
+    fromParameters.insert(constants.begin(), constants.end());
   }
   unsigned kernelIndex = 0;
   for (Operation &op : llvm::make_early_inc_range(oldBody)) {

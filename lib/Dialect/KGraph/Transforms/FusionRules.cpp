@@ -44,9 +44,10 @@ bool kgraph::isSplatConstant(Value value) {
 
 bool kgraph::isFoldedConstant(Operation *def,
                               function_ref<bool(Operation *)> inGroup) {
+  if (def->getNumResults() != 1)
+    return true;
   Value v = def->getResult(0);
-  if (def->getNumResults() != 1 || !llvm::isa<RankedTensorType>(v.getType()) ||
-      isSplatConstant(v))
+  if (!llvm::isa<RankedTensorType>(v.getType()) || isSplatConstant(v))
     return true;
   return llvm::all_of(v.getUses(), [&](OpOperand &use) {
     Operation *user = use.getOwner();

@@ -1,5 +1,4 @@
-//===- Winograd.h - F(m x m, 3 x 3) transform matrices and shapes -*- C++
-//-*-===//
+//===- Winograd.h - F(m x m, 3 x 3) transforms and shapes -------*- C++ -*-===//
 //
 // The transform matrices of the Winograd convolutions kgraph computes
 // (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"):
