@@ -614,3 +614,54 @@ def test_json_graph_through_kgraph_translate(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(f"wrote {tmp_path / 'conv.mlir'}: 1 ops (1 conv2d)")
     _verify(str(tmp_path / "conv.mlir"))
+
+
+def test_json_graph_constant_nodes_become_plan_constants(tmp_path):
+    """constant nodes of a .json graph (docs/graph-json.md, "Constants")
+    compile to plan buffers of kind "constant" holding their values (the
+    f16 one rounded to f16), loaded by the plan checker; the splat has no
+    buffer (kgraph-opt folds it into its kernel)."""
+    try:
+        kgraph.find_tool("kgraph-translate")
+    except kgraph.CompileError as e:
+        pytest.skip(str(e))
+    scale = [0.5, -1.0, 2.0, 0.1]
+    weight = [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]
+    graph = {
+        "inputs": [{"name": "x", "shape": [2, 4]}, {"name": "h", "shape": [2, 3], "dtype": "f16"}],
+        "nodes": [
+            {"name": "scale", "type": "constant", "shape": [4], "value": scale},
+            {"name": "y", "type": "mul", "inputs": ["x", "scale"]},
+            {"name": "w", "type": "constant", "shape": [4, 3], "value": weight},
+            {"name": "m", "type": "matmul", "inputs": ["y", "w"]},
+            {"name": "two", "type": "constant", "shape": [], "value": 2},
+            {"name": "out", "type": "mul", "inputs": ["m", "two"]},
+            {"name": "hc", "type": "constant", "dtype": "f16", "shape": [3],
+             "value": [0.1, 1000.7, -3]},
+            {"name": "hs", "type": "add", "inputs": ["h", "hc"]}],
+        "outputs": ["out", "hs"]}
+    g = tmp_path / "consts.json"
+    g.write_text(json.dumps(graph))
+    mlir = tmp_path / "consts.mlir"
+    p = _cli(str(g), "-o", str(mlir))
+    assert p.returncode == 0, p.stderr
+    assert "arith.constant dense<" in mlir.read_text()
+    _verify(str(mlir))
+    p, plan_path = _compile(str(mlir), str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    kgraph.load_plan(plan_path)
+    with open(plan_path) as f:
+        plan = json.load(f)
+    fn = plan["functions"][0] if "functions" in plan else plan
+    consts = {tuple(b["shape"]): b for b in fn["buffers"] if b["kind"] == "constant"}
+    assert sorted(consts) == [(3,), (4,), (4, 3)], fn["buffers"]
+    import base64
+
+    def data(shape, dtype):
+        return np.frombuffer(base64.b64decode(consts[shape]["data"]), dtype)
+
+    np.testing.assert_array_equal(data((4,), "<f4"), np.array(scale, np.float32))
+    np.testing.assert_array_equal(data((4, 3), "<f4").reshape(4, 3),
+                                  np.array(weight, np.float32))
+    assert consts[(3,)]["dtype"] == "f16"
+    np.testing.assert_array_equal(data((3,), "<f2"), np.array([0.1, 1000.7, -3], np.float16))

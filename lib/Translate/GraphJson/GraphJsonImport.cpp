@@ -47,6 +47,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -284,6 +286,11 @@ int64_t product(ArrayRef<int64_t> dims) {
 /// memory, and safe to multiply by the small factors the importer uses).
 constexpr int64_t kMaxElements = int64_t(1) << 48;
 
+/// A constant node holds at most this many elements (2^24: 64 MiB of f32),
+/// a splat included: its values are written out in the JSON text, the IR
+/// and the launch plan, and a larger splat is a broadcast_to of a small one.
+constexpr int64_t kMaxConstantElements = int64_t(1) << 24;
+
 /// The element types a graph may name, with the spellings numpy and torch
 /// use as aliases.
 const char *const kDTypeNames = "f32, f16, bf16, i8, i32";
@@ -492,6 +499,11 @@ private:
   LogicalResult importSlice(Fields &f, Location loc);
   LogicalResult importBroadcast(Fields &f, Location loc);
   LogicalResult importCast(Fields &f, Location loc);
+  LogicalResult importConstant(Fields &f, Location loc);
+  /// One element of a constant's `value` at `path`, as the bits of
+  /// `elementType` (integers range-checked, floats rounded to the type).
+  FailureOr<APInt> constantElement(const json::Value &value, StringRef path,
+                                   Type elementType);
   LogicalResult importIdentity(Fields &f, Location loc);
   LogicalResult importBatchNorm(Fields &f, Location loc);
   LogicalResult importLayerNorm(Fields &f, Location loc);
@@ -753,19 +765,22 @@ LogicalResult Fields::finish(StringRef what) {
 // Graph structure
 //===----------------------------------------------------------------------===//
 
+// clang-format off
 /// Node types and the function that imports them.
 const char *const kNodeTypes[] = {
-    "abs",         "add",          "avg_pool2d",      "batch_norm",
-    "broadcast_to", "cast",        "clamp",           "concat",
-    "conv2d",      "div",          "dropout",         "exp",
-    "flatten",     "gelu",         "global_avg_pool", "global_max_pool",
-    "hardtanh",    "identity",     "layer_norm",      "linear",
-    "log",         "log_softmax",  "matmul",          "max",
-    "max_pool2d",  "min",          "mul",             "neg",
-    "pow",         "reduce_max",   "reduce_mean",     "reduce_sum",
-    "relu",        "relu6",        "reshape",         "rsqrt",
-    "sigmoid",     "silu",         "slice",           "softmax",
-    "sqrt",        "sub",          "tanh",            "transpose"};
+    "abs",             "add",             "avg_pool2d",      "batch_norm",
+    "broadcast_to",    "cast",            "clamp",           "concat",
+    "constant",        "conv2d",          "div",             "dropout",
+    "exp",             "flatten",         "gelu",            "global_avg_pool",
+    "global_max_pool", "hardtanh",        "identity",        "layer_norm",
+    "linear",          "log",             "log_softmax",     "matmul",
+    "max",             "max_pool2d",      "min",             "mul",
+    "neg",             "pow",             "reduce_max",      "reduce_mean",
+    "reduce_sum",      "relu",            "relu6",           "reshape",
+    "rsqrt",           "sigmoid",         "silu",            "slice",
+    "softmax",         "sqrt",            "sub",             "tanh",
+    "transpose"};
+// clang-format on
 
 bool isKnownNodeType(StringRef type) {
   return llvm::is_contained(kNodeTypes, type);
@@ -1130,6 +1145,10 @@ LogicalResult GraphImporter::importSingleOp(const json::Object &root) {
                              typeName->str() + "; supported types: " +
                              supported);
   }
+  if (*typeName == "constant")
+    return error("type", "a constant is a node of a graph (\"nodes\"); a "
+                         "single op object computes on its \"input_shape\" "
+                         "operand");
   if (root.get("inputs"))
     return error("inputs", "a single op object takes its operand from "
                            "\"input_shape\"; write a graph (\"nodes\", "
@@ -1247,6 +1266,8 @@ LogicalResult GraphImporter::importNode(const json::Object &node,
     imported = importBroadcast(f, loc);
   else if (t == "cast")
     imported = importCast(f, loc);
+  else if (t == "constant")
+    imported = importConstant(f, loc);
   else if (t == "batch_norm")
     imported = importBatchNorm(f, loc);
   else if (t == "layer_norm")
@@ -2402,6 +2423,204 @@ LogicalResult GraphImporter::importCast(Fields &f, Location loc) {
       builder, loc,
       RankedTensorType::get(cast<RankedTensorType>(x.getType()).getShape(), to),
       x);
+  return success();
+}
+
+FailureOr<APInt> GraphImporter::constantElement(const json::Value &value,
+                                                StringRef path,
+                                                Type elementType) {
+  std::string dtype = typeName(elementType);
+  if (auto intType = dyn_cast<IntegerType>(elementType)) {
+    unsigned width = intType.getWidth();
+    int64_t lo = APInt::getSignedMinValue(width).getSExtValue();
+    int64_t hi = APInt::getSignedMaxValue(width).getSExtValue();
+    std::optional<double> number = value.getAsNumber();
+    if (!number || value.kind() != json::Value::Number) {
+      error(path, "expected an integer for an " + dtype + " constant, got " +
+                      describe(value));
+      return failure();
+    }
+    std::optional<int64_t> v = value.getAsInteger();
+    if (!v && *number != std::trunc(*number)) {
+      error(path, "expected an integer for an " + dtype + " constant, got " +
+                      formatNumber(*number));
+      return failure();
+    }
+    if (!v || *v < lo || *v > hi) {
+      error(path, "expected an integer from " + Twine(lo) + " to " + Twine(hi) +
+                      " for an " + dtype + " constant, got " +
+                      formatNumber(*number));
+      return failure();
+    }
+    return APInt(width, *v, /*isSigned=*/true);
+  }
+  auto floatType = cast<FloatType>(elementType);
+  std::optional<double> number = value.getAsNumber();
+  if (!number || value.kind() != json::Value::Number) {
+    error(path, "expected a number, got " + describe(value));
+    return failure();
+  }
+  // JSON has no NaN or infinity, but a literal beyond double's range (1e400)
+  // parses as one.
+  if (!std::isfinite(*number)) {
+    error(path, "expected a finite number, got " + formatNumber(*number));
+    return failure();
+  }
+  const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+  APFloat element(semantics);
+  APFloat::opStatus status;
+  if (std::optional<int64_t> v = value.getAsInteger()) {
+    // Exact from the integer (no double rounding on the way).
+    status = element.convertFromAPInt(APInt(64, *v, /*isSigned=*/true),
+                                      /*IsSigned=*/true,
+                                      APFloat::rmNearestTiesToEven);
+  } else {
+    element = APFloat(*number);
+    bool losesInfo = false;
+    status =
+        element.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  }
+  if (status & APFloat::opOverflow) {
+    error(path,
+          formatNumber(*number) + " is out of range for " + dtype +
+              " (largest finite " +
+              formatNumber(APFloat::getLargest(semantics).convertToDouble()) +
+              ")");
+    return failure();
+  }
+  return element.bitcastToAPInt();
+}
+
+LogicalResult GraphImporter::importConstant(Fields &f, Location loc) {
+  if (f.has("inputs"))
+    return error(f.pathOf("inputs"), "a constant node takes no inputs");
+  Type elementType = defaultType;
+  SmallVector<int64_t> shape;
+  bool shapeGiven = false;
+  if (failed(parseDType(f, "dtype", elementType)) ||
+      failed(f.readIntList("shape", shape, 1, &shapeGiven)))
+    return failure();
+  const json::Value *value = f.get("value");
+  // A misspelled field ("values") is likelier than a missing one: name it.
+  if ((!shapeGiven || !value) && failed(f.finish("a constant node")))
+    return failure();
+  if (!shapeGiven && !value)
+    return error(f.getPath(),
+                 "constant '" + nodeName + "' needs \"shape\" and \"value\"");
+  if (!shapeGiven)
+    return error(f.getPath(), "constant '" + nodeName + "' needs \"shape\"");
+  if (!value)
+    return error(f.getPath(), "constant '" + nodeName + "' needs \"value\"");
+  int64_t count = product(shape);
+  if (count > kMaxConstantElements)
+    return error(f.pathOf("shape"),
+                 "a constant of " + formatShape(shape) + " (" +
+                     (count == std::numeric_limits<int64_t>::max()
+                          ? std::string("over 2^63")
+                          : std::to_string(count)) +
+                     " elements) is too large: a constant holds at most " +
+                     Twine(kMaxConstantElements) + " (2^24) elements");
+  auto type = RankedTensorType::get(shape, elementType);
+  std::string at = f.pathOf("value");
+
+  // One number: a splat of any shape.
+  if (value->kind() == json::Value::Number) {
+    FailureOr<APInt> bits = constantElement(*value, at, elementType);
+    if (failed(bits))
+      return failure();
+    Attribute splat;
+    if (auto floatType = dyn_cast<FloatType>(elementType))
+      splat = FloatAttr::get(floatType,
+                             APFloat(floatType.getFloatSemantics(), *bits));
+    else
+      splat = IntegerAttr::get(elementType, *bits);
+    result = arith::ConstantOp::create(builder, loc,
+                                       DenseElementsAttr::get(type, splat));
+    return success();
+  }
+  const json::Array *list = value->getAsArray();
+  if (!list)
+    return error(at, "expected a number or a list of numbers, got " +
+                         describe(*value));
+
+  // The elements in row-major order, from a flat list of every element or
+  // a list nested as the shape (one level per dim; the two agree at rank 1),
+  // stored as DenseElementsAttr holds them: one after the other in host byte
+  // order (i8, i32, f16, bf16 and f32 are whole bytes).
+  unsigned bytes = elementType.getIntOrFloatBitWidth() / 8;
+  std::vector<char> raw(static_cast<size_t>(count) * bytes);
+  size_t next = 0;
+  auto store = [&](const json::Value &v,
+                   const std::string &path) -> LogicalResult {
+    FailureOr<APInt> bits = constantElement(v, path, elementType);
+    if (failed(bits))
+      return failure();
+    uint64_t word = bits->getZExtValue();
+    char *out = raw.data() + next++ * bytes;
+    if (bytes == 1) {
+      uint8_t b = word;
+      std::memcpy(out, &b, 1);
+    } else if (bytes == 2) {
+      uint16_t b = word;
+      std::memcpy(out, &b, 2);
+    } else {
+      uint32_t b = word;
+      std::memcpy(out, &b, 4);
+    }
+    return success();
+  };
+  bool nested = !list->empty() && (*list)[0].kind() == json::Value::Array;
+  if (!nested) {
+    if (static_cast<int64_t>(list->size()) != count)
+      return error(at, "expected " + Twine(count) +
+                           (count == 1 ? " number" : " numbers") +
+                           " (the shape " + formatShape(shape) + "), got " +
+                           Twine(list->size()));
+    for (auto [i, element] : llvm::enumerate(*list))
+      if (failed(store(element, indexPath(at, i))))
+        return failure();
+  } else {
+    if (shape.empty())
+      return error(indexPath(at, 0), "expected a number, got " +
+                                         describe((*list)[0]) +
+                                         ": the shape [] is a scalar");
+    // Depth-first; each list must have its dim's size.
+    std::function<LogicalResult(const json::Value &, const std::string &,
+                                size_t)>
+        walk = [&](const json::Value &v, const std::string &path,
+                   size_t depth) -> LogicalResult {
+      if (depth == shape.size()) {
+        if (v.kind() == json::Value::Array)
+          return error(path, "expected a number, got " + describe(v) +
+                                 ": the list is nested deeper than the "
+                                 "shape " +
+                                 formatShape(shape));
+        return store(v, path);
+      }
+      const json::Array *sub = v.getAsArray();
+      if (!sub || static_cast<int64_t>(sub->size()) != shape[depth])
+        return error(path, "expected a list of " + Twine(shape[depth]) +
+                               " values (dim " + Twine(depth) +
+                               " of the shape " + formatShape(shape) +
+                               "), got " + describe(v));
+      for (auto [i, element] : llvm::enumerate(*sub))
+        if (failed(walk(element, indexPath(path, i), depth + 1)))
+          return failure();
+      return success();
+    };
+    if (failed(walk(*value, at, 0)))
+      return failure();
+  }
+  // Equal elements are a splat, whichever way they were written: kgraph-opt
+  // folds splats into the kernels that read them.
+  ArrayRef<char> data(raw);
+  bool splat = true;
+  for (size_t i = bytes; splat && i < raw.size(); i += bytes)
+    splat = std::memcmp(raw.data(), raw.data() + i, bytes) == 0;
+  if (splat)
+    data = data.take_front(bytes);
+  result = arith::ConstantOp::create(
+      builder, loc, DenseElementsAttr::getFromRawBuffer(type, data));
   return success();
 }
 

@@ -14,7 +14,10 @@ import sys
 
 VALUES = [None, True, False, 0, 1, -1, 2, 3, 7, 64, 2**31, -(2**31), 1.5, -0.5,
           "", "x", "f16", "nhwc", "same", "valid", "tanh", [], [0], [1, 1],
-          [2, 2], [1, 1, 1], [1, 2, 3, 4], [-1, 4], {}, {"a": 1}]
+          [2, 2], [1, 1, 1], [1, 2, 3, 4], [-1, 4], {}, {"a": 1},
+          # Values of constant nodes: nested, ragged, out of every range.
+          [[1, 2], [3, 4]], [[1, 2], [3]], [[[1]]], [1.5, "2"], 128, 70000,
+          1e39, 3.5e38, -2**63, 2**64, 0.1, [True, 1]]
 
 
 def paths(value, prefix=()):
@@ -47,7 +50,8 @@ def mutate(graph, rng):
             parent.insert(last, copy.deepcopy(parent[last]))
         elif action < 0.55 and isinstance(parent, dict):
             parent[rng.choice(["stride", "inputs", "type", "bias", "groups", "axis",
-                               "weight", "shape", "name", "zz"])] = rng.choice(VALUES)
+                               "weight", "shape", "name", "value", "dtype",
+                               "zz"])] = rng.choice(VALUES)
         elif isinstance(parent[last], int) and not isinstance(parent[last], bool) and action < 0.8:
             parent[last] = parent[last] + rng.choice([-2, -1, 1, 2, 5])
         else:
