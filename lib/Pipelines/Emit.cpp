@@ -330,7 +330,8 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
   WalkResult allocs = host.walk([&](memref::AllocOp alloc) {
     // Tensor maps are not a buffer of the plan: the runtime builds them
     // (a "tensor_maps" argument).
-    if (alloc->hasAttr(kTensorMapsAttrName))
+    if (alloc->hasAttr(kTensorMapsAttrName) ||
+        alloc->hasAttr(kWorkspaceAttrName))
       return WalkResult::advance();
     StringRef kind = alloc->hasAttr(kConstantAttrName)  ? "constant"
                      : alloc->hasAttr(kDerivedAttrName) ? "derived"
@@ -371,6 +372,14 @@ static FailureOr<llvm::json::Object> planFunction(func::FuncOp host,
           if (failed(arg))
             return failure();
           args.push_back(std::move(*arg));
+          continue;
+        }
+        if (alloc->hasAttr(kWorkspaceAttrName)) {
+          // A stream-K kernel's own zeroed scratch (docs/launch-plan.md).
+          args.push_back(llvm::json::Object{
+              {"kind", "workspace"},
+              {"bytes",
+               llvm::cast<MemRefType>(alloc.getType()).getNumElements()}});
           continue;
         }
       }

@@ -39,6 +39,8 @@ BUFFER_KINDS = ("input", "output", "intermediate", "parameter", "derived",
 #: Buffer kinds of version 1 plans (no parameters).
 BUFFER_KINDS_V1 = ("input", "output", "intermediate")
 SCALAR_TYPES = ("i32", "i64", "f32")
+#: The largest "workspace" argument a plan may ask for (1 GiB).
+MAX_WORKSPACE_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -100,13 +102,15 @@ class ArgSpec:
     """One kernel parameter: a buffer's device address, a scalar by value,
     or the device address of runtime-built tensor maps."""
 
-    kind: str  # "buffer", "scalar" or "tensor_maps"
+    kind: str  # "buffer", "scalar", "tensor_maps" or "workspace"
     buffer: Optional[int] = None
     #: A "buffer" argument is the buffer's address plus this (a view).
     byte_offset: int = 0
     type: Optional[str] = None
     value: Optional[float] = None
     maps: Tuple[TensorMapSpec, ...] = ()
+    #: A "workspace" argument's bytes (zeroed once, kept by the kernel).
+    bytes: int = 0
     #: A "buffer" argument's address is the buffer's plus this many bytes
     #: (a view into the buffer).
     byte_offset: int = 0
@@ -636,10 +640,17 @@ def _parse_function(c, data, prefix: str, version: int) -> FunctionPlan:
                 if not maps:
                     c.fail(f"{awhere}.maps", "no tensor map")
                 args.append(ArgSpec("tensor_maps", maps=tuple(maps)))
+            elif akind == "workspace":
+                nbytes = c.int_field(a, "bytes", awhere)
+                if nbytes <= 0 or nbytes > MAX_WORKSPACE_BYTES:
+                    c.fail(f"{awhere}.bytes", f"a workspace of {nbytes} bytes "
+                                              f"(expected 1 to "
+                                              f"{MAX_WORKSPACE_BYTES})")
+                args.append(ArgSpec("workspace", bytes=nbytes))
             else:
                 c.fail(f"{awhere}.kind", f"unknown argument kind {akind!r} "
-                                         f"(expected 'buffer', 'scalar' or "
-                                         f"'tensor_maps')")
+                                         f"(expected 'buffer', 'scalar', "
+                                         f"'tensor_maps' or 'workspace')")
         ops = []
         if "ops" in k:
             for o_i, o in enumerate(c.list_field(k, "ops", where)):

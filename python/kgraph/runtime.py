@@ -81,12 +81,14 @@ class KernelParams:
     def __init__(self, kernel: KernelSpec, addresses, map_addresses=None):
         values = []
         for i, arg in enumerate(kernel.args):
-            if arg.kind == "tensor_maps":
+            if arg.kind in ("tensor_maps", "workspace"):
                 try:
                     values.append(ctypes.c_uint64(map_addresses[i]))
                 except (KeyError, TypeError):
+                    what = ("tensor maps not built" if arg.kind == "tensor_maps"
+                            else "workspace not allocated")
                     raise KGraphError(f"kernel '{kernel.name}' argument {i}: "
-                                      f"tensor maps not built") from None
+                                      f"{what}") from None
                 continue
             if arg.kind == "buffer":
                 try:
@@ -215,6 +217,10 @@ class _Shared:
         # device address of the encoded tensor maps (they embed the
         # addresses).
         self.tensor_maps = {}
+        # (ordinal, function, kernel name, arg index) -> device address of a
+        # stream-K kernel's workspace: zeroed once, left zeroed by every
+        # launch, so launches of one program must not overlap in time.
+        self.workspaces = {}
         # (ordinal, function, buffer addresses) -> the prepared launches
         # (they embed the addresses and the tensor maps above): a call
         # whose buffers sit where a recent call's did (torch's caching
@@ -229,10 +235,12 @@ class _Shared:
         drv = self._driver_used
         with self.lock:
             ptrs = list(self.parameters.values()) + \
-                list(self.derived.values()) + list(self.tensor_maps.values())
+                list(self.derived.values()) + list(self.tensor_maps.values()) + \
+                list(self.workspaces.values())
             self.parameters.clear()
             self.derived.clear()
             self.tensor_maps.clear()
+            self.workspaces.clear()
             self.launches.clear()
         if drv is None:
             return
@@ -480,6 +488,25 @@ class Program:
             out[a_i] = ptr
         return out
 
+    def _workspace_addresses(self, drv, ordinal, kernel):
+        """Device addresses of ``kernel``'s "workspace" arguments by index:
+        allocated and zeroed on first use, then kept (the kernel leaves its
+        workspace zeroed)."""
+        out = {}
+        for a_i, arg in enumerate(kernel.args):
+            if arg.kind != "workspace":
+                continue
+            key = (ordinal, self.spec.name, kernel.name, a_i)
+            with self._lock:
+                ptr = self._shared.workspaces.get(key)
+                if ptr is None:
+                    ptr = drv.mem_alloc(arg.bytes)
+                    drv.memset_d8(ptr, 0, arg.bytes)
+                    drv.synchronize(None)
+                    self._shared.workspaces[key] = ptr
+            out[a_i] = ptr
+        return out
+
     def _prepare_launches(self, drv, ordinal, stream, addresses, owned=None):
         """[(kernel, CUfunction, KernelParams)] of every launch, in order:
         everything a launch needs that touches the device (module, tensor
@@ -513,6 +540,7 @@ class Program:
         for k_i, (k, fn) in enumerate(zip(kernels, fns)):
             map_addresses = self._tensor_map_addresses(
                 drv, ordinal, stream, k_i, k, addresses, owned)
+            map_addresses.update(self._workspace_addresses(drv, ordinal, k))
             launches.append((k, fn, pack_kernel_params(k, addresses,
                                                        map_addresses)))
         return launches

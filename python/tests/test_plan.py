@@ -266,3 +266,26 @@ def test_tensor_map_fills_its_buffer(plan_dict, write_plan):
     _set(plan, _M + ("dims",), [16, 1])
     _set(plan, _M + ("box",), [64, 2])
     assert kgraph.load(write_plan(plan)).plan.kernels[1].args[0].maps[1].dims == (16, 1)
+
+
+# --- "workspace" arguments (stream-K kernels) ----------------------------------
+
+def test_valid_workspace(plan_dict, write_plan):
+    plan_dict["kernels"][1]["args"].append({"kind": "workspace", "bytes": 4096})
+    arg = kgraph.load(write_plan(plan_dict)).plan.kernels[1].args[-1]
+    assert (arg.kind, arg.bytes) == ("workspace", 4096)
+
+
+@pytest.mark.parametrize("value,message", [
+    (_DEL, "missing field 'bytes'"),
+    (0, "a workspace of 0 bytes (expected 1 to 1073741824)"),
+    ((1 << 30) + 1, "a workspace of 1073741825 bytes (expected 1 to 1073741824)"),
+    ("64", "expected an integer >= 0, got '64'"),
+])
+def test_invalid_workspace(plan_dict, write_plan, value, message):
+    plan_dict["kernels"][1]["args"].append({"kind": "workspace", "bytes": 64})
+    _set(plan_dict, ("kernels", 1, "args", len(plan_dict["kernels"][1]["args"]) - 1,
+                     "bytes"), value)
+    with pytest.raises(PlanError) as e:
+        kgraph.load(write_plan(plan_dict))
+    assert message in str(e.value)

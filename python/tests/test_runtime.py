@@ -432,3 +432,33 @@ def test_tensor_map_params_need_maps(plan_dict, write_plan):
     params = kgraph.runtime.pack_kernel_params(plan.kernels[1], {},
                                                {0: 0x1234})
     assert params.raw_bytes() == struct.pack("<Q", 0x1234)
+
+
+# --- workspaces (stream-K kernels) ---------------------------------------------------
+
+def test_workspace_zeroed_once_and_kept(fake_cuda, plan_dict, write_plan):
+    """A "workspace" argument is allocated and zeroed on the first run, then
+    the same address is passed to every later launch (the kernel leaves it
+    zeroed); it is freed with the program."""
+    plan_dict["kernels"][1]["name"] = "fake_nop"
+    plan_dict["kernels"][1]["args"] = [{"kind": "workspace", "bytes": 4096}]
+    prog = kgraph.load(write_plan(plan_dict))
+    prog.run([A, B], [np.zeros(5, np.float32)])
+    first = int(fake_cuda.fake_launch(1).decode().split("args=")[1], 16)
+    assert fake_cuda.fake_live_allocs() == 1  # the workspace
+    assert bytes((ctypes.c_ubyte * 4096).from_address(first)) == bytes(4096)
+    prog.run([A, B], [np.zeros(5, np.float32)])
+    again = int(fake_cuda.fake_launch(3).decode().split("args=")[1], 16)
+    assert again == first
+    assert fake_cuda.fake_live_allocs() == 1
+    prog.release()
+    assert fake_cuda.fake_live_allocs() == 0
+
+
+def test_workspace_params_need_address(plan_dict, write_plan):
+    plan_dict["kernels"][1]["args"] = [{"kind": "workspace", "bytes": 64}]
+    plan = kgraph.load(write_plan(plan_dict)).plan
+    with pytest.raises(kgraph.KGraphError, match="workspace not allocated"):
+        kgraph.runtime.pack_kernel_params(plan.kernels[1], {})
+    params = kgraph.runtime.pack_kernel_params(plan.kernels[1], {}, {0: 0x4000})
+    assert params.raw_bytes() == struct.pack("<Q", 0x4000)

@@ -514,6 +514,24 @@ gemm("bmm_f16_tma3_2x40x64x72", 40, 64, 72, "f16", acc="f32", batch=2, config=TM
      targets=["sm_90a"])
 gemm("mm_f16_tma3_130x64x72_bias_relu", 130, 64, 72, "f16", bias=True, relu=True, config=TMA3,
      targets=["sm_90a"])
+# Stream-K (stream_k = B persistent blocks): tiles split across blocks,
+# finished by the last to arrive (partials summed from the workspace), with
+# and without a wgmma in flight (3 / 2 stages), a tile spanning 3 blocks,
+# batches, transposes, more blocks than iterations (empty blocks).
+def sk(config, blocks):
+    return config[:-1] + f", stream_k = {blocks}>"
+
+
+gemm("mm_f16_tma3_sk5_130x136x328_bias_res", 130, 136, 328, "f16", acc="f32", bias=True,
+     residual=True, config=sk(TMA3, 5), targets=["sm_90a"])
+gemm("mm_f16_tma_sk3_130x136x200_relu", 130, 136, 200, "f16", relu=True, config=sk(TMA, 3),
+     targets=["sm_90a"])
+gemm("mm_f16_tma3_sk4_64x64x1000", 64, 64, 1000, "f16", acc="f32", config=sk(TMA3, 4),
+     targets=["sm_90a"])
+gemm("bmm_bf16_tma3_sk7_tt_2x72x64x200", 72, 64, 200, "bf16", acc="f32", ta=True, tb=True,
+     batch=2, config=sk(TMA3, 7), targets=["sm_90a"])
+gemm("mm_f16_tma3_sk40_100x72x136", 100, 72, 136, "f16", config=sk(TMA3, 40),
+     targets=["sm_90a"])
 
 
 # ---- conv2d ----------------------------------------------------------------------------------
@@ -593,6 +611,8 @@ conv("conv_nhwc_f16_tma_2x9x9x64_f64_k1s2", 2, 64, 9, 9, 64, 1, 1, "nhwc", "f16"
      stride=(2, 2), targets=["sm_90a"], config=TMA3)
 conv("conv_nhwc_f16_tma_2x7x7x64_f64_k1", 2, 64, 7, 7, 64, 1, 1, "nhwc", "f16",
      targets=["sm_90a"], config=TMA3)
+conv("conv_nhwc_f16_tma_sk6_2x9x11x128_f72_k3p1_bias", 2, 128, 9, 11, 72, 3, 3, "nhwc",
+     "f16", acc="f32", pad=(1, 1, 1, 1), bias=True, targets=["sm_90a"], config=sk(TMA3, 6))
 conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16", acc="f32",
      pad=(1, 1, 1, 1), targets=["sm_80"],
      config=mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8))

@@ -184,10 +184,22 @@ MUTATIONS = [
         "instead of the 128-byte swizzle's row % 8"),
     Mutation(
         "tma_parity_per_tile", D + "TmaPipeline.cpp",
-        "    Value bit = toI32(m, m.rem(m.div(kt, stages), 2));\n",
-        "    Value bit = toI32(m, m.rem(kt, 2));\n",
+        "    Value bit = toI32(m, m.rem(m.div(iter, stages), 2));\n",
+        "    Value bit = toI32(m, m.rem(iter, 2));\n",
         "stage parity: the TMA pipeline's mbarrier waits use the parity of "
-        "k tile kt instead of its round kt / stages"),
+        "iteration iter instead of its round iter / stages"),
+    Mutation(
+        "streamk_partial_slot", D + "TmaPipeline.cpp",
+        "          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(1), f.c(0)));\n",
+        "          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(0), f.c(1)));\n",
+        "stream-K: the last block reads each block's other partial slot (the "
+        "first block's tail slot, the others' head slots)"),
+    Mutation(
+        "streamk_head_counted_twice", D + "TmaPipeline.cpp",
+        "      from = sm.add(firstBlock, sm.c(1));\n",
+        "      from = firstBlock;\n",
+        "stream-K: a tile's first block, finishing it early, adds its own "
+        "registers and then its (stale) partial slot too"),
     Mutation(
         "inline_reduce_last_only", D + "LaneEvaluator.cpp",
         "      acc[l] = emitReduceCombine(b, loc, reduce.getKind(), acc[l], (*lanes)[l]);\n",
@@ -204,8 +216,8 @@ MUTATIONS = [
         "the instruction's innermost-first (w, h)"),
     Mutation(
         "im2col_origin_unpadded", D + "TmaPipeline.cpp",
-        "      im2colW = origin(ow, g.strideW, g.padLeft);\n",
-        "      im2colW = origin(ow, g.strideW, 0);\n",
+        "    return {origin(ow, g.strideW, g.padLeft), origin(oh, g.strideH, g.padTop),\n",
+        "    return {origin(ow, g.strideW, 0), origin(oh, g.strideH, g.padTop),\n",
         "TMA im2col: the walk starts at the output pixel's column times the "
         "stride, without the left padding"),
     Mutation(

@@ -604,6 +604,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           MemRefType::get({int64_t((*maps).size()), 128}, b.getI8Type()));
       alloc->setAttr(kTensorMapsAttrName, *maps);
       operands.push_back(alloc);
+      // A stream-K grid's arrival counters and partial tiles.
+      if (mm.isStreamK()) {
+        FailureOr<int64_t> bytes = getGemmWorkspaceBytes(group, mm);
+        if (failed(bytes))
+          return group.emitOpError("is not a kgraph.matmul group");
+        auto ws = memref::AllocOp::create(
+            b, group.getLoc(), MemRefType::get({*bytes}, b.getI8Type()));
+        ws->setAttr(kWorkspaceAttrName, b.getUnitAttr());
+        operands.push_back(ws);
+      }
     }
 
     // The kernel: one gpu.func per group.

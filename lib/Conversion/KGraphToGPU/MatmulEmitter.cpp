@@ -86,6 +86,13 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   shape.gridX = llvm::divideCeilSigned(p.n, config.getTileN());
   shape.gridY = llvm::divideCeilSigned(p.m, config.getTileM());
   shape.gridZ = p.batch;
+  if (config.isStreamK()) {
+    // A persistent grid walks every tile (TmaPipeline.cpp).
+    shape.gridX = getStreamKWorkspace(p, config).blocks;
+    shape.gridY = shape.gridZ = 1;
+    shape.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
+    return shape;
+  }
   // Grouped rasterization (group_m > 1) numbers the blocks of one GEMM
   // along grid x; so does a grid past grid.y's limit of 65535 blocks (grid.x
   // allows 2^31 - 1). The kernel decodes the (M tile, N tile) pair.
@@ -106,6 +113,14 @@ FailureOr<ArrayAttr> kgraph::getGemmTensorMaps(FusedOp group,
     return ArrayAttr();
   return getTmaMapsAttr(group.getContext(), g->p, config,
                         g->lhs.getArgNumber(), g->rhs.getArgNumber());
+}
+
+FailureOr<int64_t> kgraph::getGemmWorkspaceBytes(FusedOp group,
+                                                 MatmulConfigAttr config) {
+  FailureOr<GemmGroup> g = getGemmGroup(group);
+  if (failed(g))
+    return failure();
+  return getStreamKWorkspace(g->p, config).totalBytes;
 }
 
 LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
@@ -242,7 +257,10 @@ LogicalResult MatmulKernelBuilder::build() {
   Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   int64_t tilesN = llvm::divideCeilSigned(p.n, tn),
           tilesM = llvm::divideCeilSigned(p.m, tm);
-  if (isLinearGrid(p, config)) {
+  if (config.isStreamK()) {
+    // A persistent block walks tiles: the main loop decodes each
+    // (TmaPipeline.cpp).
+  } else if (isLinearGrid(p, config)) {
     // Block b of the linear grid: bands of G = group_m M tiles, each walked
     // N tile by N tile with the G (or fewer, in the last band) M tiles of
     // one N tile consecutive.
@@ -267,7 +285,8 @@ LogicalResult MatmulKernelBuilder::build() {
     colBase = im.mul(blockX, tn);
     rowBase = im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tm);
   }
-  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (!config.isStreamK())
+    batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
 
   SmallVector<Value> acc = mma->zeroAccumulators(b, loc);
   return mainLoop(b, smem, aStart, acc);

@@ -7,7 +7,8 @@
 // store, vectorized and unchecked where the whole block tile is inside C.
 // Staged (GemmSharedMemoryLayout::epilogueRowBytes): the accumulators,
 // rounded to the anchor's result type, are first written over the operand
-// tiles as the block's [tile_m][tile_n + 8] result tile; after a barrier
+// tiles (a stream-K block: past them) as the block's [tile_m][tile_n + 8]
+// result tile; after a barrier
 // each thread reads back runs of 16 bytes of one row, so the ops' input
 // loads and the stores of a warp cover whole rows of C rather than the
 // fragments' column pairs on 8 rows. Rounding first is exact: the epilogue
@@ -279,9 +280,10 @@ MatmulKernelBuilder::stagedEpilogue(OpBuilder &b, ArrayRef<Value> acc,
                                               gpu::AddressSpace::Workgroup);
   Value tile = memref::ViewOp::create(
       b, loc, MemRefType::get({tm, rowElems}, staged, AffineMap(), workgroup),
-      dynamicSmem, tilesStart, ValueRange{});
+      dynamicSmem, im.add(tilesStart, layout.epilogueOffset), ValueRange{});
   // Every warp is done reading the operand tiles (the main loop left no
-  // copy or wgmma in flight).
+  // copy or wgmma in flight), or, in a region of its own (stream-K), the
+  // previous tile's results.
   epilogueBarrier(b);
   for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
     auto accType = llvm::cast<VectorType>(acc[i].getType());

@@ -152,6 +152,12 @@ ArrayAttr getTmaMapsAttr(MLIRContext *ctx, const MatmulProblem &p,
                          MatmulConfigAttr config, int64_t lhsArg,
                          int64_t rhsArg);
 
+/// The output tile a persistent (stream-K) block works on: its origin and
+/// GEMM batch.
+struct TmaTile {
+  Value rowBase, colBase, batch;
+};
+
 /// What the TMA main loop needs from the skeleton.
 struct TmaLoopInputs {
   TmaLoopInputs(const MatmulProblem &p, MatmulConfigAttr config, WarpMma &mma)
@@ -171,8 +177,17 @@ struct TmaLoopInputs {
   /// One k tile of wgmmas on `stage` (beginTile, steps, endTile).
   std::function<SmallVector<Value>(OpBuilder &, Value, ArrayRef<Value>)>
       compute;
-  /// The epilogue of the finished accumulators (wgmma's finish included).
-  std::function<LogicalResult(OpBuilder &, ArrayRef<Value>)> epilogue;
+  /// A stream-K grid's workspace (the last kernel argument) and its
+  /// shared word (memref<1xi32>) telling the consumers whether they finish
+  /// a split tile; else null.
+  Value workspace, flag;
+  /// The accumulators as the epilogue reads them (WarpMma::finish: waits
+  /// for the instruction's last group).
+  std::function<SmallVector<Value>(OpBuilder &, ArrayRef<Value>)> finish;
+  /// The epilogue of finished accumulators; `tile` is a persistent block's
+  /// current tile (null: the block's own, rowBase / colBase / batch).
+  std::function<LogicalResult(OpBuilder &, ArrayRef<Value>, const TmaTile *)>
+      epilogue;
 };
 
 /// The warp-specialized TMA main loop and the consumers' epilogue

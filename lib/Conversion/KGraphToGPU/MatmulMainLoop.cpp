@@ -207,7 +207,25 @@ LogicalResult MatmulKernelBuilder::mainLoop(OpBuilder &b, Value smem,
     Value smemBase =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     TmaLoopInputs in(p, config, *mma);
-    in.tensorMaps = entry.getArguments().back();
+    // The tensor maps, then a stream-K grid's workspace, end the kernel's
+    // arguments.
+    unsigned numArgs = entry.getNumArguments();
+    if (config.isStreamK()) {
+      in.workspace = entry.getArgument(numArgs - 1);
+      in.tensorMaps = entry.getArgument(numArgs - 2);
+      // The word after the mbarriers (the model's layout).
+      GemmSharedMemoryLayout layout = getGemmSharedMemoryLayout(p, config);
+      auto workgroup =
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+      in.flag = memref::ViewOp::create(
+          b, loc, MemRefType::get({1}, b.getI32Type(), AffineMap(), workgroup),
+          smem,
+          im.add(aStart,
+                 layout.offsetBarriers + kTmaBarrierBytesPerStage * stages),
+          ValueRange{});
+    } else {
+      in.tensorMaps = entry.getArgument(numArgs - 1);
+    }
     in.barriers = im.add(im.add(smemBase, aStart), barriers);
     in.aTile = aTile;
     in.bTile = bTile;
@@ -226,8 +244,18 @@ LogicalResult MatmulKernelBuilder::mainLoop(OpBuilder &b, Value smem,
     in.compute = [&](OpBuilder &cb, Value stage, ArrayRef<Value> a) {
       return compute(cb, stage, a);
     };
-    in.epilogue = [&](OpBuilder &eb, ArrayRef<Value> a) {
-      return epilogue(eb, mma->finish(eb, loc, a));
+    in.finish = [&](OpBuilder &eb, ArrayRef<Value> a) {
+      return mma->finish(eb, loc, a);
+    };
+    in.epilogue = [&](OpBuilder &eb, ArrayRef<Value> finished,
+                      const TmaTile *tile) {
+      if (tile) {
+        // A persistent block's current tile.
+        rowBase = tile->rowBase;
+        colBase = tile->colBase;
+        batch = tile->batch;
+      }
+      return epilogue(eb, finished);
     };
     if (failed(emitTmaMainLoop(b, loc, in)))
       return failure();

@@ -61,6 +61,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace kgraph;
@@ -157,43 +158,48 @@ static Value toPointer(IndexMath &im, Value addr, unsigned space) {
       im.b, im.loc, LLVM::LLVMPointerType::get(im.b.getContext(), space), i64);
 }
 
-LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
-                                              const TmaLoopInputs &in) {
-  IndexMath im{b, loc};
-  const MatmulProblem &p = in.p;
-  MatmulConfigAttr config = in.config;
-  int64_t stages = config.getStages();
-  int64_t tk = config.getTileK();
-  int64_t consumers = config.getNumThreads();
-  int64_t kTiles = (p.k + tk - 1) / tk;
-  int64_t inFlight = in.mma.tilesInFlight();
-  TmaOperandBoxes boxesA = getTmaBoxes(p, config, /*isA=*/true);
-  TmaOperandBoxes boxesB = getTmaBoxes(p, config, /*isA=*/false);
-  int64_t bytesA = boxesA.rows * boxesA.cols * byteWidth(p.operandType);
-  int64_t bytesB = boxesB.rows * boxesB.cols * byteWidth(p.operandType);
-  constexpr unsigned kShared = 3;
+namespace {
+/// The pieces of the pipeline both schedules share: the barriers, one
+/// producer issue and one consumer step of pipeline iteration `iter` (the
+/// block's iteration count, from 0: stage iter % stages, round
+/// iter / stages), whatever output tile and k tile it is.
+class TmaLoop {
+public:
+  TmaLoop(Location loc, const TmaLoopInputs &in)
+      : loc(loc), in(in), p(in.p), config(in.config) {
+    stages = config.getStages();
+    tk = config.getTileK();
+    consumers = config.getNumThreads();
+    kTiles = (p.k + tk - 1) / tk;
+    inFlight = in.mma.tilesInFlight();
+    boxesA = getTmaBoxes(p, config, /*isA=*/true);
+    boxesB = getTmaBoxes(p, config, /*isA=*/false);
+    bytesA = boxesA.rows * boxesA.cols * byteWidth(p.operandType);
+    bytesB = boxesB.rows * boxesB.cols * byteWidth(p.operandType);
+  }
 
-  auto fullBar = [&](IndexMath &m, Value stage) {
-    return toPointer(m, m.add(in.barriers, m.mul(stage, 8)), kShared);
-  };
-  auto emptyBar = [&](IndexMath &m, Value stage) {
-    return toPointer(m, m.add(in.barriers, m.add(m.mul(stage, 8), 8 * stages)),
-                     kShared);
-  };
-  auto i32 = [&](OpBuilder &nb, int64_t v) {
+  Value i32(OpBuilder &nb, int64_t v) {
     return arith::ConstantIntOp::create(nb, loc, nb.getI32Type(), v)
         .getResult();
-  };
-  // Parity of round kt / stages, as i32.
-  auto parity = [&](IndexMath &m, Value kt, bool flip) {
-    Value bit = toI32(m, m.rem(m.div(kt, stages), 2));
+  }
+  Value fullBar(IndexMath &m, Value stage) {
+    return toPointer(m, m.add(in.barriers, m.mul(stage, 8)), kShared);
+  }
+  Value emptyBar(IndexMath &m, Value stage) {
+    return toPointer(m, m.add(in.barriers, m.add(m.mul(stage, 8), 8 * stages)),
+                     kShared);
+  }
+  /// Parity of round iter / stages, as i32.
+  Value parity(IndexMath &m, Value iter, bool flip) {
+    Value bit = toI32(m, m.rem(m.div(iter, stages), 2));
     if (flip)
       bit = arith::XOrIOp::create(m.b, loc, bit, i32(m.b, 1));
     return bit;
-  };
+  }
 
-  // Barrier initialization by thread 0, published by the block barrier.
-  {
+  /// Barrier initialization by thread 0, published by the block barrier.
+  void initBarriers(OpBuilder &b) {
+    IndexMath im{b, loc};
     auto init = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, in.tid,
@@ -202,113 +208,89 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     OpBuilder ib = init.getThenBodyBuilder();
     IndexMath m{ib, loc};
     for (int64_t s = 0; s < stages; ++s) {
-      Value full = fullBar(m, m.c(s));
-      NVVM::MBarrierInitOp::create(ib, loc, full, i32(ib, 1), Value());
-      Value empty = emptyBar(m, m.c(s));
-      NVVM::MBarrierInitOp::create(ib, loc, empty, i32(ib, consumers),
+      NVVM::MBarrierInitOp::create(ib, loc, fullBar(m, m.c(s)), i32(ib, 1),
                                    Value());
+      NVVM::MBarrierInitOp::create(ib, loc, emptyBar(m, m.c(s)),
+                                   i32(ib, consumers), Value());
     }
     gpu::BarrierOp::create(b, loc);
   }
 
-  auto roles = scf::IfOp::create(b, loc, im.ult(in.tid, im.c(consumers)),
-                                 /*withElseRegion=*/true);
-  // Consumers.
-  {
-    OpBuilder cb = roles.getThenBodyBuilder();
-    IndexMath m{cb, loc};
-    if (in.setMaxRegisters)
-      NVVM::SetMaxRegisterOp::create(cb, loc, kTmaConsumerRegisters,
-                                     NVVM::SetMaxRegisterAction::increase);
-    Value lower = m.c(0);
-    Value upper = m.c(kTiles);
-    auto loop = scf::ForOp::create(
-        cb, loc, lower, upper, m.c(1), in.acc,
-        [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
-          IndexMath l{lb, loc};
-          Value stage = l.rem(kt, stages);
-          Value full = fullBar(l, stage);
-          Value phase = parity(l, kt, false);
-          NVVM::MBarrierTryWaitParityOp::create(lb, loc, full, phase,
-                                                i32(lb, 0));
-          SmallVector<Value> updated =
-              in.compute(lb, stage, SmallVector<Value>(iterArgs));
-          // Release the stage whose wgmmas wait_group F has just completed.
-          Value done = kt;
-          Value ok;
-          if (inFlight > 0) {
-            ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, kt,
-                                       l.c(inFlight));
-            Value ahead = l.add(kt, l.c(stages));
-            done = l.sub(ahead, l.c(inFlight));
-          }
-          auto release = [&](OpBuilder &rb) {
-            IndexMath r{rb, loc};
-            NVVM::MBarrierArriveOp::create(
-                rb, loc, Type(), emptyBar(r, r.rem(done, stages)), Value(),
-                NVVM::MemScopeKind::CTA, /*relaxed=*/false);
-          };
-          if (ok) {
-            auto guard = scf::IfOp::create(lb, loc, ok, false);
-            OpBuilder gb = guard.getThenBodyBuilder();
-            release(gb);
-          } else {
-            release(lb);
-          }
-          scf::YieldOp::create(lb, loc, updated);
-        });
-    if (failed(in.epilogue(cb, SmallVector<Value>(loop.getResults()))))
-      return failure();
+  /// Consumer step of iteration `iter`, the `iter - segStart`-th of its
+  /// tile's segment: wait for the stage, multiply, release the stage whose
+  /// wgmmas wait_group F has just completed (none in the segment's first F
+  /// iterations: they belong to the previous segment, released by
+  /// releaseTail).
+  SmallVector<Value> consume(OpBuilder &lb, Value iter, Value segStart,
+                             ArrayRef<Value> acc) {
+    IndexMath l{lb, loc};
+    Value stage = l.rem(iter, stages);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, fullBar(l, stage),
+                                          parity(l, iter, false), i32(lb, 0));
+    SmallVector<Value> updated = in.compute(lb, stage, acc);
+    if (inFlight == 0) {
+      release(lb, iter);
+      return updated;
+    }
+    Value ok = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::uge, iter,
+                                     l.add(segStart, l.c(inFlight)));
+    auto guard = scf::IfOp::create(lb, loc, ok, false);
+    OpBuilder gb = guard.getThenBodyBuilder();
+    IndexMath g{gb, loc};
+    release(gb, g.sub(iter, g.c(inFlight)));
+    return updated;
   }
-  // Producer.
-  {
-    OpBuilder pb = roles.getElseBodyBuilder();
-    IndexMath m{pb, loc};
-    if (in.setMaxRegisters)
-      NVVM::SetMaxRegisterOp::create(pb, loc, kTmaProducerRegisters,
-                                     NVVM::SetMaxRegisterAction::decrease);
-    auto leader = scf::IfOp::create(
-        pb, loc,
-        arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, in.tid,
-                              m.c(consumers)),
-        false);
-    OpBuilder tb = leader.getThenBodyBuilder();
+  /// After a segment's accumulators are finished (no wgmma in flight): the
+  /// stages of its last F iterations, up to `lastIter`, are free.
+  void releaseTail(OpBuilder &b, Value lastIter, Value segStart) {
+    IndexMath im{b, loc};
+    for (int64_t f = 0; f < inFlight; ++f) {
+      Value iter = im.sub(lastIter, im.c(f));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, iter,
+                                       segStart);
+      auto guard = scf::IfOp::create(b, loc, ok, false);
+      OpBuilder gb = guard.getThenBodyBuilder();
+      release(gb, iter);
+    }
+  }
+
+  /// The producer thread's maps and tile bases.
+  void producerSetUp(OpBuilder &tb) {
     IndexMath t{tb, loc};
     Value mapsBase = memref::ExtractAlignedPointerAsIndexOp::create(
         tb, loc, in.tensorMaps);
-    Value mapA = toPointer(t, mapsBase, 0);
-    Value mapB = toPointer(t, t.add(mapsBase, 128), 0);
-    Value aBase =
-        memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.aTile);
-    Value bBase =
-        memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.bTile);
-    // The im2col walk starts at the window origin of the block's first
-    // output pixel (n, oh, ow): (ow * stride - pad, oh * stride - pad).
-    Value im2colW, im2colH, im2colN;
-    if (usesTmaIm2col(p)) {
-      const ConvGeometry &g = *p.conv;
-      Value n = t.div(in.rowBase, g.outH * g.outW);
-      Value pix = t.rem(in.rowBase, g.outH * g.outW);
-      Value oh = t.div(pix, g.outW), ow = t.rem(pix, g.outW);
-      auto origin = [&](Value o, int64_t stride, int64_t pad) {
-        return arith::SubIOp::create(tb, loc, toI32(t, t.mul(o, stride)),
-                                     i32(tb, pad))
-            .getResult();
-      };
-      im2colW = origin(ow, g.strideW, g.padLeft);
-      im2colH = origin(oh, g.strideH, g.padTop);
-      im2colN = toI32(t, n);
-    }
-    Value lower = t.c(0);
-    Value upper = t.c(kTiles);
-    auto loop = scf::ForOp::create(tb, loc, lower, upper, t.c(1));
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    mapA = toPointer(t, mapsBase, 0);
+    mapB = toPointer(t, t.add(mapsBase, 128), 0);
+    aBase = memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.aTile);
+    bBase = memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, in.bTile);
+  }
+
+  /// The im2col walk's origin for a tile starting at GEMM row `rowBase`: the
+  /// window origin of its first output pixel (n, oh, ow), (ow * stride - pad,
+  /// oh * stride - pad), and n.
+  SmallVector<Value> im2colOrigin(OpBuilder &tb, Value rowBase) {
+    IndexMath t{tb, loc};
+    const ConvGeometry &g = *p.conv;
+    Value n = t.div(rowBase, g.outH * g.outW);
+    Value pix = t.rem(rowBase, g.outH * g.outW);
+    Value oh = t.div(pix, g.outW), ow = t.rem(pix, g.outW);
+    auto origin = [&](Value o, int64_t stride, int64_t pad) {
+      return arith::SubIOp::create(tb, loc, toI32(t, t.mul(o, stride)),
+                                   i32(tb, pad))
+          .getResult();
+    };
+    return {origin(ow, g.strideW, g.padLeft), origin(oh, g.strideH, g.padTop),
+            toI32(t, n)};
+  }
+
+  /// Producer issue of iteration `iter`: k tile `kt` of the output tile at
+  /// (rowBase, colBase, batch); `im2col` is im2colOrigin's for it.
+  void produce(OpBuilder &lb, Value iter, Value kt, const TmaTile &tile,
+               ArrayRef<Value> im2col) {
     IndexMath l{lb, loc};
-    Value kt = loop.getInductionVar();
-    Value stage = l.rem(kt, stages);
-    Value empty = emptyBar(l, stage);
-    Value phase = parity(l, kt, true);
-    NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, phase, i32(lb, 0));
+    Value stage = l.rem(iter, stages);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, emptyBar(l, stage),
+                                          parity(l, iter, true), i32(lb, 0));
     Value full = fullBar(l, stage);
     NVVM::MBarrierArriveExpectTxOp::create(
         lb, loc, Type(), full, i32(lb, bytesA + bytesB),
@@ -331,7 +313,7 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
     if (usesTmaIm2col(p)) {
       // A k tile is tile_k channels of one filter tap (tile_k divides C):
       // k = (r * KW + s) * C + c. Each 64-channel block is one im2col box
-      // of tile_m pixels from the block's first output pixel, shifted by
+      // of tile_m pixels from the tile's first output pixel, shifted by
       // the tap's offsets.
       const ConvGeometry &g = *p.conv;
       Value tap = l.div(kBase, g.channels);
@@ -347,7 +329,7 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
       for (int64_t j = 0; j * boxesA.boxCols < boxesA.cols; ++j) {
         Value dst = boxDst(stageBase, j * boxesA.rows * kSwizzleRowBytes);
         SmallVector<Value> coords = {toI32(l, l.add(c0, j * boxesA.boxCols)),
-                                     im2colW, im2colH, im2colN};
+                                     im2col[0], im2col[1], im2col[2]};
         copyBox(dst, mapA, coords, offsets, NVVM::TMALoadMode::IM2COL);
       }
     }
@@ -356,21 +338,22 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
       bool trans = isA ? p.transposeA : p.transposeB;
       Value originRow, originCol;
       if (isA) {
-        originRow = trans ? kBase : in.rowBase;
-        originCol = trans ? in.rowBase : kBase;
+        originRow = trans ? kBase : tile.rowBase;
+        originCol = trans ? tile.rowBase : kBase;
       } else {
-        originRow = trans ? in.colBase : kBase;
-        originCol = trans ? kBase : in.colBase;
+        originRow = trans ? tile.colBase : kBase;
+        originCol = trans ? kBase : tile.colBase;
       }
       Value stageBase = l.add(tileBase, l.mul(stage, stageBytes));
       for (int64_t c0 = 0; c0 < boxes.cols; c0 += boxes.boxCols)
         for (int64_t r0 = 0; r0 < boxes.rows; r0 += boxes.boxRows) {
-          int64_t offset = ((c0 / kSwizzleBlockCols) * boxes.rows + r0) * kSwizzleRowBytes;
+          int64_t offset =
+              ((c0 / kSwizzleBlockCols) * boxes.rows + r0) * kSwizzleRowBytes;
           Value dst = boxDst(stageBase, offset);
           SmallVector<Value> coords = {toI32(l, l.add(originCol, c0)),
                                        toI32(l, l.add(originRow, r0))};
           if (p.batch > 1)
-            coords.push_back(toI32(l, in.batch));
+            coords.push_back(toI32(l, tile.batch));
           copyBox(dst, map, coords, {}, NVVM::TMALoadMode::TILE);
         }
     };
@@ -378,5 +361,422 @@ LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
       issue(true, mapA, aBase, boxesA, bytesA);
     issue(false, mapB, bBase, boxesB, bytesB);
   }
-  return success();
+
+  static constexpr unsigned kShared = 3;
+  Location loc;
+  const TmaLoopInputs &in;
+  const MatmulProblem &p;
+  MatmulConfigAttr config;
+  int64_t stages, tk, consumers, kTiles, inFlight, bytesA, bytesB;
+  TmaOperandBoxes boxesA, boxesB;
+  Value mapA, mapB, aBase, bBase;
+
+private:
+  void release(OpBuilder &rb, Value iter) {
+    IndexMath r{rb, loc};
+    NVVM::MBarrierArriveOp::create(rb, loc, Type(),
+                                   emptyBar(r, r.rem(iter, stages)), Value(),
+                                   NVVM::MemScopeKind::CTA, /*relaxed=*/false);
+  }
+};
+} // namespace
+
+/// Splits the consumer and producer roles; `consumerBody` and
+/// `producerBody` (the producer's leader thread) fill them.
+static void emitRoles(OpBuilder &b, Location loc, TmaLoop &loop,
+                      function_ref<LogicalResult(OpBuilder &)> consumerBody,
+                      function_ref<void(OpBuilder &)> producerBody,
+                      LogicalResult &result) {
+  const TmaLoopInputs &in = loop.in;
+  IndexMath im{b, loc};
+  auto roles = scf::IfOp::create(b, loc, im.ult(in.tid, im.c(loop.consumers)),
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder cb = roles.getThenBodyBuilder();
+    if (in.setMaxRegisters)
+      NVVM::SetMaxRegisterOp::create(cb, loc, kTmaConsumerRegisters,
+                                     NVVM::SetMaxRegisterAction::increase);
+    result = consumerBody(cb);
+  }
+  {
+    OpBuilder pb = roles.getElseBodyBuilder();
+    IndexMath m{pb, loc};
+    if (in.setMaxRegisters)
+      NVVM::SetMaxRegisterOp::create(pb, loc, kTmaProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    auto leader = scf::IfOp::create(
+        pb, loc,
+        arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, in.tid,
+                              m.c(loop.consumers)),
+        false);
+    OpBuilder tb = leader.getThenBodyBuilder();
+    loop.producerSetUp(tb);
+    producerBody(tb);
+  }
+}
+
+/// One block, one output tile: k tiles 0 .. kTiles - 1, then the epilogue.
+static LogicalResult emitDataParallel(OpBuilder &b, Location loc,
+                                      TmaLoop &loop) {
+  const TmaLoopInputs &in = loop.in;
+  LogicalResult result = success();
+  TmaTile own{in.rowBase, in.colBase, in.batch};
+  emitRoles(
+      b, loc, loop,
+      [&](OpBuilder &cb) -> LogicalResult {
+        IndexMath m{cb, loc};
+        Value first = m.c(0);
+        auto forOp = scf::ForOp::create(
+            cb, loc, first, m.c(loop.kTiles), m.c(1), in.acc,
+            [&](OpBuilder &lb, Location, Value kt, ValueRange iterArgs) {
+              SmallVector<Value> updated =
+                  loop.consume(lb, kt, first, SmallVector<Value>(iterArgs));
+              scf::YieldOp::create(lb, loc, updated);
+            });
+        return in.epilogue(
+            cb, in.finish(cb, SmallVector<Value>(forOp.getResults())), nullptr);
+      },
+      [&](OpBuilder &tb) {
+        IndexMath t{tb, loc};
+        SmallVector<Value> im2col;
+        if (usesTmaIm2col(loop.p))
+          im2col = loop.im2colOrigin(tb, in.rowBase);
+        auto forOp =
+            scf::ForOp::create(tb, loc, t.c(0), t.c(loop.kTiles), t.c(1));
+        OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
+        Value kt = forOp.getInductionVar();
+        loop.produce(lb, kt, kt, own, im2col);
+      },
+      result);
+  return result;
+}
+
+namespace {
+/// The stream-K schedule's arithmetic (see the file header): block b's
+/// iterations [b T / B, (b + 1) T / B) of T = tiles x kTiles.
+struct StreamKGrid {
+  int64_t blocks, tiles, kTiles, tilesM, tilesN, total;
+
+  /// The first iteration of block `blk`.
+  Value start(IndexMath &m, Value blk) const {
+    return m.div(m.mul(blk, total), blocks);
+  }
+  /// The block whose range holds iteration `iter`: the largest b with
+  /// b T / B <= iter, i.e. ((iter + 1) B - 1) / T.
+  Value owner(IndexMath &m, Value iter) const {
+    return m.div(m.sub(m.mul(m.add(iter, 1), blocks), m.c(1)), total);
+  }
+  /// Output tile `tile` (batch-major, then M tiles, then N tiles).
+  TmaTile decode(IndexMath &m, Value tile, int64_t tm, int64_t tn) const {
+    Value col = m.rem(tile, tilesN);
+    Value rest = m.div(tile, tilesN);
+    Value row = m.rem(rest, tilesM);
+    return {m.mul(row, tm), m.mul(col, tn), m.div(rest, tilesM)};
+  }
+};
+} // namespace
+
+/// The finished accumulators `acc` of the segment [kBegin, kBegin + len)
+/// of output tile `tile`, owned by block `blk`: either the whole tile
+/// (returned as they are, with true), or one partial of a split tile. The
+/// last block to arrive at a split tile gets the sum of all its partials
+/// in block order, and true; the others write their partial to their
+/// workspace slot and get false. The tile's first block (its segment starts
+/// the tile, and ends its own range, so it usually finishes last) first
+/// looks whether every other block has arrived: then it adds its registers
+/// in place of its partial, which it does not write (the same values, so
+/// the same sum bit for bit whoever is last).
+static FailureOr<SmallVector<Value>>
+emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
+                 const StreamKGrid &grid, Value blk, Value tile, Value kBegin,
+                 Value len, ArrayRef<Value> acc) {
+  const TmaLoopInputs &in = loop.in;
+  IndexMath im{b, loc};
+  StreamKWorkspace ws = getStreamKWorkspace(loop.p, loop.config);
+  Type accType = loop.p.getAccumulatorType();
+  int64_t accBytes = byteWidth(accType);
+  auto vecType = llvm::dyn_cast<VectorType>(acc.front().getType());
+  int64_t threads = loop.consumers;
+  int64_t slotElems = ws.slotElements;
+  if (!vecType ||
+      int64_t(acc.size()) * threads * vecType.getNumElements() != slotElems)
+    return emitError(loc, "internal error: the stream-K partial tile is not "
+                          "the block's accumulators");
+  int64_t perVector = vecType.getNumElements();
+  auto flatType = VectorType::get({perVector}, accType);
+  // Each thread's values at [slot][vector v][thread][perVector]: a warp's
+  // accesses are contiguous.
+  auto counters = memref::ViewOp::create(
+      b, loc, MemRefType::get({ws.tiles}, b.getI32Type()), in.workspace,
+      im.c(0), ValueRange{});
+  auto partials = memref::ViewOp::create(
+      b, loc, MemRefType::get({2 * grid.blocks * slotElems}, accType),
+      in.workspace, im.c(ws.partialsOffset), ValueRange{});
+  auto slotIndex = [&](IndexMath &m, Value slot, int64_t v) {
+    return m.add(m.mul(slot, slotElems),
+                 m.add(m.mul(in.tid, perVector), v * threads * perVector));
+  };
+  auto i32c = [&](OpBuilder &nb, int64_t v) {
+    return arith::ConstantIntOp::create(nb, loc, nb.getI32Type(), v)
+        .getResult();
+  };
+  auto i1c = [&](OpBuilder &nb, bool v) {
+    return arith::ConstantIntOp::create(nb, loc, nb.getI1Type(), v).getResult();
+  };
+  auto consumersBarrier = [&](OpBuilder &nb) {
+    NVVM::BarrierOp::create(nb, loc, Type(), i32c(nb, 1), i32c(nb, threads),
+                            NVVM::BarrierReductionAttr(), Value());
+  };
+  auto isLeader = [&](OpBuilder &nb) {
+    IndexMath m{nb, loc};
+    return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq, in.tid,
+                                 m.c(0))
+        .getResult();
+  };
+  // Thread 0's answer to every consumer, through the shared word; callers
+  // put a barrier before it, which every thread passes after reading the
+  // previous answer.
+  auto broadcast = [&](OpBuilder &nb, function_ref<Value(OpBuilder &)> answer) {
+    IndexMath m{nb, loc};
+    auto ifLeader = scf::IfOp::create(nb, loc, isLeader(nb), false);
+    OpBuilder lb = ifLeader.getThenBodyBuilder();
+    IndexMath l{lb, loc};
+    memref::StoreOp::create(
+        lb, loc, arith::ExtUIOp::create(lb, loc, lb.getI32Type(), answer(lb)),
+        in.flag, ValueRange{l.c(0)});
+    consumersBarrier(nb);
+    Value word = memref::LoadOp::create(nb, loc, in.flag, ValueRange{m.c(0)});
+    return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ne, word,
+                                 i32c(nb, 0))
+        .getResult();
+  };
+  // The tile's blocks: owner(first iteration) .. owner(last iteration).
+  Value firstIter = im.mul(tile, grid.kTiles);
+  Value firstBlock = grid.owner(im, firstIter);
+  Value lastBlock = grid.owner(im, im.add(firstIter, grid.kTiles - 1));
+  Value arrivals = im.add(im.sub(lastBlock, firstBlock), im.c(1));
+  // Thread 0 adds `delta` to the tile's arrival counter: were all the
+  // tile's other blocks there before?
+  auto countArrival = [&](OpBuilder &lb, int64_t delta) {
+    IndexMath l{lb, loc};
+    Value old = memref::AtomicRMWOp::create(lb, loc, arith::AtomicRMWKind::addi,
+                                            i32c(lb, delta), counters,
+                                            ValueRange{tile});
+    return arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, old,
+                                 toI32(l, l.sub(arrivals, l.c(1))))
+        .getResult();
+  };
+  SmallVector<Type> types = {b.getI1Type()};
+  for (Value v : acc)
+    types.push_back(v.getType());
+  // The sum, after an acquire: 0 + the first block's partial (or `own`,
+  // the same values) + the next blocks' partials in order; thread 0 resets
+  // the tile's counter for the next launch.
+  auto finishTile = [&](OpBuilder &sb, ArrayRef<Value> own) {
+    IndexMath sm{sb, loc};
+    NVVM::MembarOp::create(sb, loc, NVVM::MemScopeKind::GPU);
+    auto reset = scf::IfOp::create(sb, loc, isLeader(sb), false);
+    OpBuilder rb = reset.getThenBodyBuilder();
+    memref::StoreOp::create(rb, loc, i32c(rb, 0), counters, ValueRange{tile});
+    Value zero = arith::ConstantOp::create(sb, loc, sb.getZeroAttr(flatType));
+    auto add = [&](OpBuilder &ab, Value x, Value y) {
+      return llvm::isa<FloatType>(accType)
+                 ? arith::AddFOp::create(ab, loc, x, y).getResult()
+                 : arith::AddIOp::create(ab, loc, x, y).getResult();
+    };
+    SmallVector<Value> init;
+    Value from = firstBlock;
+    for (size_t v = 0; v < acc.size(); ++v) {
+      if (own.empty()) {
+        init.push_back(zero);
+        continue;
+      }
+      init.push_back(add(
+          sb, zero, vector::ShapeCastOp::create(sb, loc, flatType, own[v])));
+    }
+    if (!own.empty())
+      from = sm.add(firstBlock, sm.c(1));
+    auto sum = scf::ForOp::create(
+        sb, loc, from, sm.add(lastBlock, sm.c(1)), sm.c(1), init,
+        [&](OpBuilder &fb, Location, Value c, ValueRange iterArgs) {
+          IndexMath f{fb, loc};
+          Value isFirst = arith::CmpIOp::create(
+              fb, loc, arith::CmpIPredicate::eq, c, firstBlock);
+          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(1), f.c(0)));
+          SmallVector<Value> next;
+          for (size_t v = 0; v < acc.size(); ++v) {
+            Value part = vector::LoadOp::create(
+                fb, loc, flatType, partials, ValueRange{slotIndex(f, slot, v)},
+                false, llvm::MaybeAlign(perVector * accBytes));
+            next.push_back(add(fb, iterArgs[v], part));
+          }
+          scf::YieldOp::create(fb, loc, next);
+        });
+    SmallVector<Value> yield = {i1c(sb, true)};
+    for (Value v : sum.getResults())
+      yield.push_back(vector::ShapeCastOp::create(sb, loc, vecType, v));
+    scf::YieldOp::create(sb, loc, yield);
+  };
+  auto yieldOwn = [&](OpBuilder &nb, bool last) {
+    SmallVector<Value> yield = {i1c(nb, last)};
+    yield.append(acc.begin(), acc.end());
+    scf::YieldOp::create(nb, loc, yield);
+  };
+
+  Value whole = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kBegin, im.c(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, len,
+                            im.c(loop.kTiles)));
+  auto ifWhole = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
+  {
+    OpBuilder tb = ifWhole.getThenBodyBuilder();
+    yieldOwn(tb, true);
+  }
+  OpBuilder eb = ifWhole.getElseBodyBuilder();
+  IndexMath e{eb, loc};
+  Value startsTile =
+      arith::CmpIOp::create(eb, loc, arith::CmpIPredicate::eq, kBegin, e.c(0));
+  // The first block: has everyone else arrived?
+  auto ifHead = scf::IfOp::create(eb, loc, {eb.getI1Type()}, startsTile, true);
+  {
+    OpBuilder hb = ifHead.getThenBodyBuilder();
+    // Every thread has read the shared word's last answer.
+    consumersBarrier(hb);
+    Value others =
+        broadcast(hb, [&](OpBuilder &lb) { return countArrival(lb, 0); });
+    scf::YieldOp::create(hb, loc, ValueRange{others});
+  }
+  {
+    OpBuilder nb = ifHead.getElseBodyBuilder();
+    scf::YieldOp::create(nb, loc, ValueRange{i1c(nb, false)});
+  }
+  auto ifEarly =
+      scf::IfOp::create(eb, loc, types, ifHead.getResult(0), /*withElse=*/true);
+  {
+    OpBuilder sb = ifEarly.getThenBodyBuilder();
+    finishTile(sb, acc);
+  }
+  {
+    // Write the partial to this segment's slot (2 blk + 1 if it starts the
+    // tile, else 2 blk), publish it, arrive.
+    OpBuilder wb = ifEarly.getElseBodyBuilder();
+    IndexMath w{wb, loc};
+    Value mySlot = w.add(w.mul(blk, 2), w.select(startsTile, w.c(1), w.c(0)));
+    for (size_t v = 0; v < acc.size(); ++v) {
+      Value flat = vector::ShapeCastOp::create(wb, loc, flatType, acc[v]);
+      vector::StoreOp::create(wb, loc, flat, partials,
+                              ValueRange{slotIndex(w, mySlot, v)}, false,
+                              llvm::MaybeAlign(perVector * accBytes));
+    }
+    NVVM::MembarOp::create(wb, loc, NVVM::MemScopeKind::GPU);
+    consumersBarrier(wb);
+    Value isLast =
+        broadcast(wb, [&](OpBuilder &lb) { return countArrival(lb, 1); });
+    auto ifLast = scf::IfOp::create(wb, loc, types, isLast, true);
+    {
+      OpBuilder sb = ifLast.getThenBodyBuilder();
+      finishTile(sb, {});
+    }
+    {
+      OpBuilder nb = ifLast.getElseBodyBuilder();
+      yieldOwn(nb, false);
+    }
+    scf::YieldOp::create(wb, loc, ifLast.getResults());
+  }
+  scf::YieldOp::create(eb, loc, ifEarly.getResults());
+  return SmallVector<Value>(ifWhole.getResults());
+}
+
+/// A persistent grid of stream_k blocks over every output tile's
+/// iterations (the file header's stream-K schedule).
+static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
+  const TmaLoopInputs &in = loop.in;
+  const MatmulProblem &p = loop.p;
+  int64_t tm = loop.config.getTileM(), tn = loop.config.getTileN();
+  StreamKGrid grid;
+  grid.blocks = getStreamKWorkspace(p, loop.config).blocks;
+  grid.kTiles = loop.kTiles;
+  grid.tilesM = llvm::divideCeilSigned(p.m, tm);
+  grid.tilesN = llvm::divideCeilSigned(p.n, tn);
+  grid.tiles = p.batch * grid.tilesM * grid.tilesN;
+  grid.total = grid.tiles * grid.kTiles;
+  if (!in.workspace)
+    return emitError(loc, "internal error: a stream-K kernel without its "
+                          "workspace argument");
+  IndexMath im{b, loc};
+  Value blk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value start = grid.start(im, blk);
+  Value end = grid.start(im, im.add(blk, 1));
+  LogicalResult result = success();
+  emitRoles(
+      b, loc, loop,
+      [&](OpBuilder &cb) -> LogicalResult {
+        // Segments: the iterations of one tile in this block's range.
+        auto whileOp = scf::WhileOp::create(
+            cb, loc, TypeRange{cb.getIndexType()}, ValueRange{start},
+            [&](OpBuilder &wb, Location, ValueRange args) {
+              IndexMath w{wb, loc};
+              scf::ConditionOp::create(wb, loc, w.ult(args[0], end), args);
+            },
+            [&](OpBuilder &wb, Location, ValueRange args) {});
+        Block *body = whileOp.getAfterBody();
+        OpBuilder wb = OpBuilder::atBlockBegin(body);
+        IndexMath w{wb, loc};
+        Value it = body->getArgument(0);
+        Value tile = w.div(it, grid.kTiles);
+        Value kBegin = w.rem(it, grid.kTiles);
+        Value len = w.minu(w.sub(w.c(grid.kTiles), kBegin), w.sub(end, it));
+        Value segEnd = w.add(it, len);
+        // Pipeline iterations count from the block's first.
+        Value segStart = w.sub(it, start);
+        auto forOp = scf::ForOp::create(
+            wb, loc, segStart, w.sub(segEnd, start), w.c(1), in.acc,
+            [&](OpBuilder &lb, Location, Value iter, ValueRange iterArgs) {
+              SmallVector<Value> updated = loop.consume(
+                  lb, iter, segStart, SmallVector<Value>(iterArgs));
+              scf::YieldOp::create(lb, loc, updated);
+            });
+        SmallVector<Value> finished =
+            in.finish(wb, SmallVector<Value>(forOp.getResults()));
+        loop.releaseTail(wb, w.sub(w.sub(segEnd, start), w.c(1)), segStart);
+        FailureOr<SmallVector<Value>> fixedOr = emitStreamKFixup(
+            wb, loc, loop, grid, blk, tile, kBegin, len, finished);
+        if (failed(fixedOr))
+          return failure();
+        SmallVector<Value> fixed = std::move(*fixedOr);
+        auto ifStore = scf::IfOp::create(wb, loc, fixed[0], false);
+        OpBuilder sb = ifStore.getThenBodyBuilder();
+        IndexMath s{sb, loc};
+        TmaTile coords = grid.decode(s, tile, tm, tn);
+        if (failed(
+                in.epilogue(sb, ArrayRef<Value>(fixed).drop_front(), &coords)))
+          return failure();
+        scf::YieldOp::create(wb, loc, ValueRange{segEnd});
+        return success();
+      },
+      [&](OpBuilder &tb) {
+        IndexMath t{tb, loc};
+        auto forOp = scf::ForOp::create(tb, loc, start, end, t.c(1));
+        OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
+        IndexMath l{lb, loc};
+        Value it = forOp.getInductionVar();
+        Value kt = l.rem(it, grid.kTiles);
+        TmaTile tile = grid.decode(l, l.div(it, grid.kTiles), tm, tn);
+        SmallVector<Value> im2col;
+        if (usesTmaIm2col(p))
+          im2col = loop.im2colOrigin(lb, tile.rowBase);
+        loop.produce(lb, l.sub(it, start), kt, tile, im2col);
+      },
+      result);
+  return result;
+}
+
+LogicalResult kgraph::detail::emitTmaMainLoop(OpBuilder &b, Location loc,
+                                              const TmaLoopInputs &in) {
+  TmaLoop loop(loc, in);
+  loop.initBarriers(b);
+  if (in.config.isStreamK())
+    return emitStreamK(b, loc, loop);
+  return emitDataParallel(b, loc, loop);
 }

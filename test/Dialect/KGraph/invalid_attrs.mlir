@@ -215,7 +215,35 @@ func.func @copy_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile
 
 // -----
 
-// expected-error @+1 {{expected 'group_m' or 'copy', got 'swizzle'}}
+// expected-error @+1 {{stream_k needs copy = tma (the persistent warp-specialized main loop)}}
+func.func @stream_k_cp_async() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, stream_k = 132>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stream_k must be in [0, 8192] blocks, got -1}}
+func.func @stream_k_negative() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = -1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stream_k must be in [0, 8192] blocks, got 8193}}
+func.func @stream_k_too_many() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 8193>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stream_k walks the tiles in row-major order; group_m must be 1, got 8}}
+func.func @stream_k_group_m() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8, copy = tma, stream_k = 132>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'group_m', 'copy' or 'stream_k', got 'swizzle'}}
 func.func @tail_unknown() attributes {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8, swizzle = 1>} {
   return
 }

@@ -180,9 +180,21 @@ def _uniform(x):
     return np.ndim(x) == 0
 
 
+def _collapse(x, mask):
+    """`x` as a scalar when every active lane holds the same value (control
+    flow on it does not diverge: a persistent block's own loop bounds),
+    else `x`."""
+    if np.ndim(x) != 1:
+        return x
+    v = x if mask is None else x[mask]
+    if v.size and (v == v[0]).all():
+        return v[0]
+    return x
+
+
 def _scf_for(ip, op, env, mask):
     vals = [env[o] for o in op.operands]
-    lb, ub, step = vals[:3]
+    lb, ub, step = (_collapse(v, mask) for v in vals[:3])
     carried = vals[3:]
     region = op.regions[0]
     types = op.result_types
@@ -209,7 +221,7 @@ def _scf_for(ip, op, env, mask):
 
 
 def _scf_if(ip, op, env, mask):
-    cond = env[op.operands[0]]
+    cond = _collapse(env[op.operands[0]], mask)
     then_r = op.regions[0]
     else_r = op.regions[1] if len(op.regions) > 1 and op.regions[1][0].ops else None
     nres = len(op.results)
@@ -304,7 +316,7 @@ def _scf_while(ip, op, env, mask):
     results = None
     while True:
         out = yield from ip.run_region(before, env, active, args)
-        cond, fwd = out[0], out[1:]
+        cond, fwd = _collapse(out[0], active), out[1:]
         if results is None:
             results = list(fwd)
         else:
@@ -367,10 +379,11 @@ def check_barrier(ip, mask, where):
 
 
 def run_kernel(func_op, args, grid, block, shared_bytes, memory, name="kernel",
-               max_lanes=None):
+               max_lanes=None, reverse=False):
     """Runs gpu.func `func_op` on `args` (MemRefVal, or numpy scalars for
     scalar parameters) for `grid` x `block` threads with `shared_bytes` of
-    dynamic shared memory, in chunks of whole blocks."""
+    dynamic shared memory, in chunks of whole blocks (the last chunk first
+    with `reverse`)."""
     prepare(func_op)
     entry = func_op.regions[0][0]
     nwg = func_op.int_attr("workgroup_attributions", 0)
@@ -382,7 +395,8 @@ def run_kernel(func_op, args, grid, block, shared_bytes, memory, name="kernel",
     if per == 0 or total == 0:
         return
     chunk = max(1, (max_lanes or MAX_LANES) // per)
-    for first in range(0, total, chunk):
+    firsts = list(range(0, total, chunk))
+    for first in (firsts[::-1] if reverse else firsts):
         nblk = min(chunk, total - first)
         lanes = Lanes(grid, block, first, nblk)
         ip = Interp(memory, lanes, shared_bytes, name)

@@ -3,8 +3,8 @@ structs."""
 import numpy as np
 
 from .memory import (SHARED_DYNAMIC_BASE, KernelError, MemRefVal, SharedMemory, Unsupported,
-                     gather, identity_strides, scatter)
-from .types import MemRef, Struct
+                     _flat_view, check_bounds, gather, identity_strides, linear, scatter)
+from .types import MemRef, Struct, to_register, to_storage
 
 _DIM = {"x": 0, "y": 1, "z": 2}
 
@@ -154,6 +154,36 @@ def h_vstore(ip, op, env, mask):
     scatter(ip, op, vals[1], vals[2:], vals[0], mask, width=typ.shape[0])
 
 
+#: arith::AtomicRMWKind values memref.atomic_rmw carries (generic form).
+_ATOMIC_KINDS = {0: "addf", 1: "addi"}
+
+
+def h_atomic_rmw(ip, op, env, mask):
+    """memref.atomic_rmw on global memory: the active lanes one after the
+    other in lane order (each sees its predecessors' updates); returns each
+    lane's old value."""
+    vals = [env[o] for o in op.operands]
+    value, mref, indices = vals[0], vals[1], vals[2:]
+    kind = _ATOMIC_KINDS.get(op.int_attr("kind"))
+    if kind is None:
+        raise Unsupported(f"line {op.line}: memref.atomic_rmw kind {op.attr('kind')}")
+    if isinstance(mref.buf, SharedMemory):
+        raise Unsupported(f"line {op.line}: memref.atomic_rmw on shared memory")
+    check_bounds(op, mref, indices, mask)
+    n = ip.lanes.count
+    dt, base, _ = _flat_view(mref)
+    lin = np.broadcast_to(base + linear(mref, indices), (n,))
+    add = np.broadcast_to(to_storage(value, mref.elem), (n,))
+    view = mref.buf.data.view(dt)
+    written = mref.buf.written.view(np.dtype(f"u{dt.itemsize}"))
+    old = np.zeros(n, dt)
+    for lane in (range(n) if mask is None else np.flatnonzero(mask)):
+        old[lane] = view[lin[lane]]
+        view[lin[lane]] = old[lane] + add[lane]
+        written[lin[lane]] = np.iinfo(f"u{dt.itemsize}").max
+    return to_register(old, mref.elem)
+
+
 def _check_alignment(ip, op, mref, indices, typ, mask):
     """The `alignment` the op claims holds for the active lanes' addresses."""
     align = op.cache.get("align")
@@ -264,6 +294,9 @@ HANDLERS = {
     "memref.store": h_store,
     "vector.load": h_vload,
     "vector.store": h_vstore,
+    "memref.atomic_rmw": h_atomic_rmw,
+    # The interpreter's memory is sequentially consistent.
+    "nvvm.memory.barrier": h_noop,
     "llvm.inttoptr": h_inttoptr,
     "llvm.ptrtoint": h_ptrtoint,
     "llvm.addrspacecast": h_addrspacecast,

@@ -71,6 +71,7 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
     mem = Memory()
     mem.tensor_maps = {}
     bufs = {}
+    workspaces = {}
     for b in fplan["buffers"]:
         n = b["bytes"]
         buf = mem.alloc(n, f"buffer {b['id']} ({b['kind']} {b.get('index', b.get('name', ''))})",
@@ -146,13 +147,48 @@ def run_plan(fplan, module, inputs, params=None, max_lanes=None, on_kernel=None)
                     raise KernelError(f"{k['name']}: tensor maps argument {i} vs {t}")
                 args.append(MemRefVal(mb, 0, 0, t.shape, identity_strides(t.shape), t.elem,
                                       mb.nbytes))
+            elif a["kind"] == "workspace":
+                # Zeroed once per kernel and kept, as the runtime does.
+                ws = workspaces.get((k["name"], i))
+                if ws is None:
+                    ws = mem.alloc(a["bytes"], f"workspace of {k['name']}", 0)
+                    workspaces[(k["name"], i)] = ws
+                if not isinstance(t, MemRef) or int(np.prod(t.shape)) * t.elem.bytes > ws.nbytes:
+                    raise KernelError(f"{k['name']}: workspace argument {i} vs {t}")
+                args.append(MemRefVal(ws, 0, 0, t.shape, identity_strides(t.shape), t.elem,
+                                      ws.nbytes))
             else:
                 raise KernelError(f"{k['name']}: unknown argument kind {a['kind']}")
         if on_kernel:
             on_kernel(k)
+        if not any(a["kind"] == "workspace" for a in k["args"]):
+            with np.errstate(all="ignore"):
+                run_kernel(func, args, k["grid"], k["block"], k.get("shared_bytes", 0), mem,
+                           k["name"], max_lanes=max_lanes)
+            continue
+        # A persistent (stream-K) block's loops run as many times as its
+        # share of the work says, so blocks are not run in lockstep but one
+        # at a time: first in block order, then again from the same inputs
+        # in reverse order (the workspace as the first launch left it).
+        # Either order decides differently who finishes a split tile; the
+        # results must be the same bit for bit.
+        lanes = int(np.prod(k["block"]))
+        spaces = {id(w) for w in workspaces.values()}
+        others = [b for b in mem.buffers if id(b) not in spaces]
+        before = [(b.data.copy(), b.written.copy()) for b in others]
         with np.errstate(all="ignore"):
             run_kernel(func, args, k["grid"], k["block"], k.get("shared_bytes", 0), mem,
-                       k["name"], max_lanes=max_lanes)
+                       k["name"], max_lanes=lanes)
+        first = [(b.data.copy(), b.written.copy()) for b in others]
+        for b, (data, written) in zip(others, before):
+            b.data[:], b.written[:] = data, written
+        with np.errstate(all="ignore"):
+            run_kernel(func, args, k["grid"], k["block"], k.get("shared_bytes", 0), mem,
+                       k["name"], max_lanes=lanes, reverse=True)
+        for b, (data, written) in zip(others, first):
+            if not (np.array_equal(b.data, data) and np.array_equal(b.written, written)):
+                raise KernelError(f"{k['name']}: a second launch with its blocks in reverse "
+                                  f"order changed {b.name}")
     outputs, unwritten = {}, {}
     for bid, (buf, b) in bufs.items():
         if b["kind"] != "output":

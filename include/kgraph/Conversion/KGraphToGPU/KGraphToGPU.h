@@ -93,15 +93,27 @@ mlir::FailureOr<GemmLaunchShape> getGemmLaunchShape(FusedOp group,
                                                     MatmulConfigAttr config);
 
 /// For a GEMM group with copy = tma: the tensor maps its kernel takes as one
-/// extra, last argument (see TmaPipeline.cpp and docs/launch-plan.md), as
+/// extra argument after the group's buffers, the last but for a stream-K
+/// kernel's workspace (see TmaPipeline.cpp and docs/launch-plan.md), as
 /// dictionaries whose `arg` is the kernel argument (group input) the map
 /// describes; null for copy = cp_async; failure for a non-GEMM group.
 mlir::FailureOr<mlir::ArrayAttr> getGemmTensorMaps(FusedOp group,
                                                    MatmulConfigAttr config);
 
+/// For a GEMM group with stream_k > 0: the bytes of its kernel's workspace
+/// (getStreamKWorkspace); failure for a non-GEMM group.
+mlir::FailureOr<int64_t> getGemmWorkspaceBytes(FusedOp group,
+                                               MatmulConfigAttr config);
+
 /// Name of the host memref.alloc attribute that marks the buffer of tensor
 /// maps of a launch (read by the plan emitter).
 inline constexpr llvm::StringLiteral kTensorMapsAttrName = "kgraph.tensor_maps";
+
+/// Unit attribute of the host-side memref.alloc that is a stream-K GEMM
+/// kernel's workspace (its last argument): not a plan buffer but a
+/// "workspace" kernel argument, zeroed once by the runtime and left zeroed
+/// by every launch (docs/launch-plan.md).
+inline constexpr llvm::StringLiteral kWorkspaceAttrName = "kgraph.workspace";
 
 /// Names of the host attributes of a kernel that reads only the function's
 /// parameters (and what other such kernels computed from them): its

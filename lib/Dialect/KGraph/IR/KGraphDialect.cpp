@@ -16,11 +16,10 @@ using namespace kgraph;
 #include "kgraph/Dialect/KGraph/IR/KGraphEnums.cpp.inc"
 #include "kgraph/Dialect/KGraph/IR/KGraphAttrInterfaces.cpp.inc"
 
-static ParseResult parseMatmulConfigTail(AsmParser &parser,
-                                         int64_t &groupM,
-                                         CopyKind &copy);
+static ParseResult parseMatmulConfigTail(AsmParser &parser, int64_t &groupM,
+                                         CopyKind &copy, int64_t &streamK);
 static void printMatmulConfigTail(AsmPrinter &printer, int64_t groupM,
-                                  CopyKind copy);
+                                  CopyKind copy, int64_t streamK);
 
 #define GET_ATTRDEF_CLASSES
 #include "kgraph/Dialect/KGraph/IR/KGraphAttrs.cpp.inc"
@@ -158,11 +157,11 @@ StencilConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 /// The optional tail of #kgraph.matmul_config: `, group_m = N` and
 /// `, copy = cp_async|tma`, each printed only when not the default.
-static ParseResult parseMatmulConfigTail(AsmParser &parser,
-                                         int64_t &groupM,
-                                         CopyKind &copy) {
+static ParseResult parseMatmulConfigTail(AsmParser &parser, int64_t &groupM,
+                                         CopyKind &copy, int64_t &streamK) {
   groupM = 1;
   copy = CopyKind::cp_async;
+  streamK = 0;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     SMLoc at = parser.getCurrentLocation();
@@ -183,8 +182,12 @@ static ParseResult parseMatmulConfigTail(AsmParser &parser,
         return parser.emitError(kindAt, "expected copy = cp_async or tma, got ")
                << kind;
       copy = *k;
+    } else if (key == "stream_k") {
+      if (parser.parseInteger(streamK))
+        return failure();
     } else {
-      return parser.emitError(at, "expected 'group_m' or 'copy', got '")
+      return parser.emitError(at,
+                              "expected 'group_m', 'copy' or 'stream_k', got '")
              << key << "'";
     }
   }
@@ -192,21 +195,37 @@ static ParseResult parseMatmulConfigTail(AsmParser &parser,
 }
 
 static void printMatmulConfigTail(AsmPrinter &printer, int64_t groupM,
-                                  CopyKind copy) {
+                                  CopyKind copy, int64_t streamK) {
   if (groupM != 1)
     printer << ", group_m = " << groupM;
   if (copy != CopyKind::cp_async)
     printer << ", copy = " << stringifyCopyKind(copy);
+  if (streamK != 0)
+    printer << ", stream_k = " << streamK;
 }
+
+/// The most persistent blocks of a stream-K grid: each has two partial tiles
+/// of workspace (docs/launch-plan.md).
+static constexpr int64_t kMaxStreamKBlocks = 8192;
 
 LogicalResult MatmulConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,
     MmaKind instruction, ArrayRef<int64_t> shape, int64_t loadWidth,
-    int64_t smemPadding, int64_t groupM, CopyKind copy) {
+    int64_t smemPadding, int64_t groupM, CopyKind copy, int64_t streamK) {
   if (copy == CopyKind::tma && instruction != MmaKind::wgmma)
     return emitError() << "copy = tma needs instruction = wgmma, got "
                        << stringifyMmaKind(instruction);
+  if (streamK < 0 || streamK > kMaxStreamKBlocks)
+    return emitError() << "stream_k must be in [0, " << kMaxStreamKBlocks
+                       << "] blocks, got " << streamK;
+  if (streamK > 0 && copy != CopyKind::tma)
+    return emitError() << "stream_k needs copy = tma (the persistent "
+                          "warp-specialized main loop)";
+  if (streamK > 0 && groupM != 1)
+    return emitError() << "stream_k walks the tiles in row-major order; "
+                          "group_m must be 1, got "
+                       << groupM;
   if (groupM < 1)
     return emitError() << "group_m must be positive, got " << groupM;
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)

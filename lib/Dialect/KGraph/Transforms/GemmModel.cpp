@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -209,6 +210,7 @@ GemmTileShape GemmTileShape::fromConfig(MatmulConfigAttr config) {
   s.smemPadding = config.getSmemPadding();
   s.instruction = config.getInstruction();
   s.copy = config.getCopy();
+  s.streamK = config.isStreamK();
   return s;
 }
 
@@ -239,6 +241,9 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
   int64_t operandsEnd = l.offsetB + s.stages * l.stageBytesB;
   if (s.copy == CopyKind::tma)
     l.barrierBytes = kTmaBarrierBytesPerStage * s.stages;
+  // A stream-K block's word telling its consumers who finishes a tile.
+  if (s.streamK)
+    l.barrierBytes += kStreamKFlagBytes;
   // The epilogue is staged where C's rows are contiguous (not an nchw
   // conv2d, whose channels are strided) and the result type is stored as
   // itself in 16-byte vectors that divide the tile's row. The result tile
@@ -261,7 +266,15 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
     bool fits = staged <= operandsEnd ||
                 l.alignmentSlack + staged + l.barrierBytes <=
                     kStagedEpilogueSharedMemoryLimit;
-    if (s.tileN % vector == 0 && fits) {
+    if (s.tileN % vector == 0 && s.streamK) {
+      // A persistent block's producer loads the next tile's stages while
+      // its consumers store this one's: the result tile gets a region of
+      // its own after the operand tiles (16-byte aligned rows).
+      l.epilogueRowBytes = rowBytes;
+      l.epilogueVector = vector;
+      l.epilogueOffset = llvm::alignTo(operandsEnd, 16);
+      tilesEnd = l.epilogueOffset + staged;
+    } else if (s.tileN % vector == 0 && fits) {
       l.epilogueRowBytes = rowBytes;
       l.epilogueVector = vector;
       tilesEnd = std::max(operandsEnd, staged);
@@ -279,6 +292,23 @@ GemmSharedMemoryLayout
 kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
                                   MatmulConfigAttr config) {
   return getGemmSharedMemoryLayout(p, GemmTileShape::fromConfig(config));
+}
+
+StreamKWorkspace kgraph::getStreamKWorkspace(const MatmulProblem &p,
+                                             MatmulConfigAttr config) {
+  StreamKWorkspace w;
+  int64_t tm = config.getTileM(), tn = config.getTileN();
+  w.tiles = p.batch * llvm::divideCeilSigned(p.m, tm) *
+            llvm::divideCeilSigned(p.n, tn);
+  w.kTiles = llvm::divideCeilSigned(p.k, config.getTileK());
+  // More blocks than iterations would leave some without work (and the
+  // tile's blocks would no longer be consecutive non-empty ranges).
+  w.blocks = std::min(config.getStreamK(), w.tiles * w.kTiles);
+  w.partialsOffset = llvm::alignTo(w.tiles * 4, 128);
+  w.slotElements = tm * tn;
+  int64_t accBytes = lookupElementType(p.getAccumulatorType())->storageBytes;
+  w.totalBytes = w.partialsOffset + 2 * w.blocks * w.slotElements * accBytes;
+  return w;
 }
 
 //===----------------------------------------------------------------------===//

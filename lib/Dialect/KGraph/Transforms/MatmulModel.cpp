@@ -29,6 +29,13 @@
 //                   T_shared) / waveEff
 //               * 1.1 when only one block fits on an SM (and blocks > numSMs)
 //
+// A stream-K grid (stream_k = B) has min(B, blocks * kIters) persistent
+// blocks sharing the iterations: waveEff also counts the busiest block's
+// iterations against the mean; T is then stretched by kStreamKSlowdown
+// (measured) and adds the last block's serial read of a split tile's
+// partials (its blocks + 1 tiles in the accumulator type at one SM's L2
+// rate).
+//
 // - The math rate needs 8 resident warps (two per SM sub-partition) to reach
 //   its peak, which is what makes 4-warp blocks want two blocks per SM.
 // - A/B re-reads are served by L2 (DRAM traffic for the unique bytes is the
@@ -111,6 +118,7 @@ GemmTileShape kgraph::detail::tileShapeOf(const Tiling &t) {
   s.smemPadding = t.smemPadding;
   s.instruction = t.kind;
   s.copy = t.copy;
+  s.streamK = t.streamK > 0;
   return s;
 }
 
@@ -281,6 +289,11 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kEpilogueBytesPerWarpClock = 0.45;
 static constexpr double kEpilogueBytesPerSMClock = 6.5;
 
+/// How much slower a stream-K grid's main loops ran than the data-parallel
+/// estimate of the same work, on the H100 (bench/RESULTS.md, S24-2: 1.3 to
+/// 1.45 on matmuls of 2 to 62 iterations per block and tile).
+static constexpr double kStreamKSlowdown = 1.35;
+
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
 /// table's f16 rates scaled by the element-type table's operand rate (tf32
 /// at half of them, i8 at twice).
@@ -310,16 +323,28 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
     return e;
   }
   const double numSMs = target.numSMs;
+  int64_t eb = elementBytes(p.operandType);
+  int64_t kIters = llvm::divideCeilSigned(p.k, t.tileK);
+  // The work is the tiles' either way; `blocks` counts it in tiles.
+  double blocks = e.numBlocks;
+  int64_t tiles = e.numBlocks;
+  if (t.streamK > 0) {
+    // A persistent grid: min(stream_k, iterations) blocks of
+    // ceil(iterations / blocks) iterations at most (MatmulConfigAttr).
+    int64_t total = tiles * kIters;
+    e.numBlocks = std::min(t.streamK, total);
+  }
   int64_t resident =
       std::min<int64_t>(e.occupancy.blocksPerSM,
                         llvm::divideCeilSigned(e.numBlocks, target.numSMs));
   e.waves = llvm::divideCeilSigned(e.numBlocks, resident * target.numSMs);
   e.waveEfficiency =
       double(e.numBlocks) / double(e.waves * resident * target.numSMs);
-
-  int64_t eb = elementBytes(p.operandType);
-  int64_t kIters = llvm::divideCeilSigned(p.k, t.tileK);
-  double blocks = e.numBlocks;
+  if (t.streamK > 0) {
+    int64_t total = tiles * kIters;
+    int64_t most = llvm::divideCeilSigned(total, e.numBlocks);
+    e.waveEfficiency *= double(total) / double(most * e.numBlocks);
+  }
 
   double saturation =
       std::min(1.0, double(resident * t.warps()) / kWarpsToSaturate);
@@ -386,6 +411,20 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
                                    : std::max(e.computeCycles, e.globalCycles);
   double mainLoop = std::max(pipelined, e.sharedCycles) + e.overheadCycles;
   e.cycles = std::max(mainLoop, e.epilogueCycles) / e.waveEfficiency;
+  if (t.streamK > 0) {
+    // Measured on the H100 (bench/RESULTS.md, S24-2): the persistent grid's
+    // main loops ran kStreamKSlowdown times the data-parallel estimate,
+    // and a split tile's last block reads the partials of all the tile's
+    // blocks alone, after writing its own: (blocks per tile + 1) tiles in
+    // the accumulator type at one SM's L2 rate, on the critical path.
+    e.cycles *= kStreamKSlowdown;
+    int64_t perBlock = llvm::divideCeilSigned(tiles * kIters, e.numBlocks);
+    int64_t perTile = llvm::divideCeilSigned(kIters, perBlock) + 1;
+    e.fixupCycles = double(perTile + 1) * double(t.tileM * t.tileN) *
+                    double(elementBytes(p.getAccumulatorType())) /
+                    double(target.l2BytesPerClock);
+    e.cycles += e.fixupCycles;
+  }
   // A lone block stalls on its own loads unless a producer warpgroup issues
   // them while its consumers compute: a TMA conv (measured on the H200, the
   // 64-channel 3x3 + bias + relu ran 1.19x faster as one 256x64x64 TMA
@@ -421,7 +460,10 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
      << std::llround(e.globalCycles) << ", shared "
      << std::llround(e.sharedCycles) << ", overhead "
      << std::llround(e.overheadCycles) << ", epilogue "
-     << std::llround(e.epilogueCycles) << ", estimated "
+     << std::llround(e.epilogueCycles);
+  if (e.fixupCycles > 0)
+    os << ", stream-K partials " << std::llround(e.fixupCycles);
+  os << ", estimated "
      << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
   return s;
 }
@@ -436,6 +478,8 @@ KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
   bool linear = config.getGroupM() > 1 || tilesM > kMaxGridY;
   launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
                  p.batch};
+  if (config.isStreamK())
+    launch.grid = {getStreamKWorkspace(p, config).blocks, 1, 1};
   launch.block = {config.getBlockThreads(), 1, 1};
   launch.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
   return launch;

@@ -25,18 +25,21 @@ struct Tiling {
   int64_t loadWidth, smemPadding;
   int64_t groupM = 1;
   CopyKind copy = CopyKind::cp_async;
+  /// Persistent stream-K blocks (0: one block per output tile).
+  int64_t streamK = 0;
 
   static Tiling fromAttr(MatmulConfigAttr c) {
     llvm::ArrayRef<int64_t> s = c.getInstructionShape();
-    return {c.getTileM(),  c.getTileN(),  c.getTileK(),
-            c.getWarpsM(), c.getWarpsN(), c.getStages(),
-            c.getInstruction(), s[0], s[1], s[2], c.getLoadWidth(),
-            c.getSmemPadding(), c.getGroupM(), c.getCopy()};
+    return {
+        c.getTileM(),  c.getTileN(),  c.getTileK(),       c.getWarpsM(),
+        c.getWarpsN(), c.getStages(), c.getInstruction(), s[0],
+        s[1],          s[2],          c.getLoadWidth(),   c.getSmemPadding(),
+        c.getGroupM(), c.getCopy(),   c.getStreamK()};
   }
   MatmulConfigAttr toAttr(mlir::MLIRContext *ctx) const {
     return MatmulConfigAttr::get(ctx, tileM, tileN, tileK, warpsM, warpsN,
                                  stages, kind, {instM, instN, instK}, loadWidth,
-                                 smemPadding, groupM, copy);
+                                 smemPadding, groupM, copy, streamK);
   }
   int64_t warps() const { return warpsM * warpsN; }
   int64_t warpTileM() const { return tileM / warpsM; }

@@ -312,13 +312,36 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
          p.batch * tilesM * tilesN > resident;
 }
 
+/// The model picks a stream-K grid only this much faster than the best
+/// data-parallel one (its stream-K estimates are the coarser).
+static constexpr double kStreamKMinGain = 0.15;
+
+/// Stream-K variants are tried for grids of at most this many waves of one
+/// block per SM (beyond, the last wave's idle share is small).
+static constexpr int64_t kStreamKMaxWaves = 4;
+
 /// Band heights of grouped rasterization (group_m) the variants try.
 static constexpr int64_t kVariantGroupM[] = {1, 4, 8, 16, 32};
 
+/// `t` as a stream-K grid of one block per SM with TMA copies, with as many
+/// of its stages as fit beside the staged epilogue's own region.
+static Tiling streamKVariant(Tiling t, const MatmulProblem &p,
+                             const SMTarget &target) {
+  t.copy = CopyKind::tma;
+  t.groupM = 1;
+  t.streamK = target.numSMs;
+  while (t.stages > 1 &&
+         getGemmSharedMemoryLayout(p, tileShapeOf(t)).totalBytes >
+             int64_t(target.sharedMemPerBlock))
+    --t.stages;
+  return t;
+}
+
 /// Appends to `ranked` the variants of its wgmma tilings that the model does
 /// not tell apart, for measured tuning (bench/gemm_variants): the other band
-/// heights of grouped rasterization (below the grid's M tiles) and the other
-/// copy engine (cp.async or TMA), in rank order after every ranked tiling,
+/// heights of grouped rasterization (below the grid's M tiles), the other
+/// copy engine (cp.async or TMA) and a stream-K grid (grids of a few waves
+/// whose last one leaves SMs idle), in rank order after every ranked tiling,
 /// so the ranking and its rank 1 are unchanged. Variants the problem or
 /// target cannot run are left to the one legality check (verifyForGroup)
 /// that every listed candidate passes; duplicates are dropped.
@@ -347,7 +370,52 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
           ranked.push_back(attr);
       }
     }
+    // Stream-K where the tiles leave SMs idle in the last (or only) wave.
+    if (!target.hasTma)
+      continue;
+    int64_t tiles = p.batch * tilesM * llvm::divideCeilSigned(p.n, t.tileN);
+    if (tiles % target.numSMs == 0 || tiles > kStreamKMaxWaves * target.numSMs)
+      continue;
+    MatmulConfigAttr attr =
+        streamKVariant(t, p, target).toAttr(ranked[i].getContext());
+    if (seen.insert(attr).second)
+      ranked.push_back(attr);
   }
+}
+
+/// A stream-K variant (one block per SM, copy = tma) of the wgmma tilings
+/// among `candidates`, the fastest by the model, when it is estimated at
+/// least kStreamKMinGain faster than `bestCycles`. Plain matmuls only:
+/// measured there (bench/RESULTS.md, S24-2: 2.2-3.5x on 4-16 tiles of
+/// 16-32K deep, 20-45% slower on grids of 64 tiles and more); a deep-K conv
+/// over few pixels is kgraph-split-k-convs' (measured on the H200).
+template <typename Candidates, typename GetTiling>
+static std::optional<Tiling>
+chooseStreamK(const Candidates &candidates, GetTiling getTiling,
+              double bestCycles, const MatmulProblem &p, const SMTarget &target,
+              MLIRContext *ctx) {
+  if (p.conv || !target.hasTma)
+    return std::nullopt;
+  std::optional<Tiling> best;
+  double bestSk = std::numeric_limits<double>::infinity();
+  llvm::SmallDenseSet<Attribute> seen;
+  for (const auto &c : candidates) {
+    if (getTiling(c).kind != MmaKind::wgmma)
+      continue;
+    Tiling v = streamKVariant(getTiling(c), p, target);
+    MatmulConfigAttr attr = v.toAttr(ctx);
+    if (!seen.insert(attr).second ||
+        !getTmaConfigError(attr, p, target).empty())
+      continue;
+    MatmulEstimate e = estimateTiling(v, p, target);
+    if (e.occupancy.blocksPerSM == 0 || e.cycles >= bestSk)
+      continue;
+    bestSk = e.cycles;
+    best = v;
+  }
+  if (!best || bestSk * (1 + kStreamKMinGain) >= bestCycles)
+    return std::nullopt;
+  return best;
 }
 
 FailureOr<SmallVector<MatmulConfigAttr>>
@@ -518,8 +586,12 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
     return x.index < y.index;
   });
   // Each candidate gets the copy engine and rasterization the model uses
-  // for its tiling.
+  // for its tiling; a stream-K grid goes first where it beats them all.
   SmallVector<MatmulConfigAttr> ranked;
+  if (std::optional<Tiling> sk = chooseStreamK(
+          candidates, [](const Candidate &c) { return c.tiling; },
+          order.front().c->estimate.cycles, p, target, ctx))
+    ranked.push_back(sk->toAttr(ctx));
   for (const Ranked &r : order) {
     const Candidate &c = *r.c;
     Tiling chosen = c.tiling;

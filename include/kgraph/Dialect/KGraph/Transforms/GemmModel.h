@@ -191,6 +191,9 @@ inline constexpr int64_t kWgmmaTileAlignment = 1024;
 /// Bytes of mbarriers per stage of the TMA pipeline (copy = tma): a full
 /// and an empty barrier of 8 bytes each.
 inline constexpr int64_t kTmaBarrierBytesPerStage = 16;
+/// A stream-K kernel's shared word after its mbarriers (8 bytes, keeping
+/// the mbarriers' alignment for anything after).
+inline constexpr int64_t kStreamKFlagBytes = 8;
 
 /// setmaxnreg counts of the warp-specialized TMA kernel (TmaPipeline.cpp):
 /// its producer warpgroup drops to 40 registers per thread, every consumer
@@ -207,6 +210,8 @@ struct GemmTileShape {
   int64_t tileM = 0, tileN = 0, tileK = 0, stages = 0, smemPadding = 0;
   MmaKind instruction = MmaKind::fma;
   CopyKind copy = CopyKind::cp_async;
+  /// A persistent stream-K grid (MatmulConfigAttr::isStreamK).
+  bool streamK = false;
 
   static GemmTileShape fromConfig(MatmulConfigAttr config);
 };
@@ -234,7 +239,8 @@ struct GemmSharedMemoryLayout {
   /// (the mbarriers follow the B stages, or the staged epilogue's result
   /// tile where that is larger).
   int64_t offsetB = 0, offsetBarriers = 0;
-  /// mbarrier bytes (copy = tma), 0 otherwise.
+  /// mbarrier bytes (copy = tma; a stream-K kernel's flag word after
+  /// them), 0 otherwise.
   int64_t barrierBytes = 0;
   /// The kernel's dynamic shared memory: slack, tiles and barriers.
   int64_t totalBytes = 0;
@@ -245,6 +251,10 @@ struct GemmSharedMemoryLayout {
   /// conflicts), and read back `epilogueVector` consecutive results (16
   /// bytes) per thread and step.
   int64_t epilogueRowBytes = 0, epilogueVector = 0;
+  /// Offset of the staged result tile from the tiles' start: 0 (over the
+  /// operand tiles), or past them for a stream-K grid, whose producer
+  /// fills the next tile's stages during the epilogue.
+  int64_t epilogueOffset = 0;
 };
 GemmSharedMemoryLayout getGemmSharedMemoryLayout(const MatmulProblem &p,
                                                  const GemmTileShape &shape);
@@ -257,6 +267,21 @@ GemmSharedMemoryLayout getGemmSharedMemoryLayout(const MatmulProblem &p,
 /// a conv2d's A, the runs of the gather) and of its stored tile rows, so
 /// every access stays aligned and inside one row.
 std::string getLoadWidthError(MatmulConfigAttr config, const MatmulProblem &p);
+
+/// The grid and global workspace of a stream-K GEMM kernel: B =
+/// min(stream_k, tiles x kTiles) blocks, each with at least one iteration;
+/// one i32 arrival counter per output tile (batch x M tiles x N tiles),
+/// zero between launches, then from `partialsOffset` 2 B slots of a block
+/// tile's partial sums in the accumulator type: block b's first segment
+/// (starting inside a tile) in slot 2b, its last (starting a tile, ending
+/// inside it) in slot 2b + 1.
+struct StreamKWorkspace {
+  int64_t blocks = 0, tiles = 0, kTiles = 0, partialsOffset = 0;
+  int64_t slotElements = 0;
+  int64_t totalBytes = 0;
+};
+StreamKWorkspace getStreamKWorkspace(const MatmulProblem &p,
+                                     MatmulConfigAttr config);
 
 } // namespace kgraph
 

@@ -70,11 +70,13 @@ MatmulOccupancy estimateOccupancy(const MatmulResourceEstimate &resources,
 struct MatmulEstimate {
   MatmulResourceEstimate resources;
   MatmulOccupancy occupancy;
-  /// Blocks in the grid: batch * ceil(M / tile_m) * ceil(N / tile_n).
+  /// Blocks in the grid: batch * ceil(M / tile_m) * ceil(N / tile_n), or a
+  /// stream-K grid's persistent blocks.
   int64_t numBlocks = 0;
   /// ceil(numBlocks / (blocksPerSM * numSMs)).
   int64_t waves = 0;
-  /// numBlocks / (waves * blocksPerSM * numSMs), in (0, 1].
+  /// numBlocks / (waves * blocksPerSM * numSMs), in (0, 1]; for stream-K
+  /// also the blocks' share of iterations against the busiest's.
   double waveEfficiency = 0;
   /// Model times in SM clock cycles (see MatmulModel.cpp for the formulas):
   /// tensor-core/FMA time of the padded problem, global (L2) time of the
@@ -82,6 +84,8 @@ struct MatmulEstimate {
   /// unhidden overhead, the epilogue's global traffic, and the total.
   double computeCycles = 0, globalCycles = 0, sharedCycles = 0,
          overheadCycles = 0, epilogueCycles = 0, cycles = 0;
+  /// A stream-K grid's partial tiles, written and read back through L2.
+  double fixupCycles = 0;
 };
 /// `config` must have passed verifyMatmulConfig for `problem` and `target`
 /// (a tensor-core instruction only on operands that have one).
