@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Stream-K variants (stream_k = persistent blocks) of the ResNet-50 f16
+NHWC conv2d benchmark layers whose model pick is a TMA kernel, next to the
+pick, in bench/conv_variants/build.py's manifest format (run.py times them).
+
+    bench/conv_variants/streamk_build.py .gpu OUT_DIR build/bin/kgraph-opt [BLOCKS ...]
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+cases_dir, out, opt = sys.argv[1], sys.argv[2], sys.argv[3]
+blocks = [int(b) for b in sys.argv[4:]] or [132]
+os.makedirs(out, exist_ok=True)
+CONFIG = re.compile(r"#kgraph\.matmul_config<[^>]*>")
+
+
+def field(cfg, key):
+    return int(re.search(key + r" = (\d+)", cfg).group(1))
+
+
+def with_fields(cfg, **kv):
+    for k, v in kv.items():
+        cfg = re.sub(k + r" = \d+", f"{k} = {v}", cfg)
+    return cfg
+
+
+manifest = []
+for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir"))):
+    layer = os.path.basename(path)[len("bench_conv_f16_nhwc_resnet_"):-len(".mlir")]
+    tiled = subprocess.run([opt, "--tile=sm_90a", "--emit=tiled", path],
+                           capture_output=True, text=True, check=True).stdout
+    chosen = CONFIG.search(tiled).group(0)
+    if "copy = tma" not in chosen:
+        continue
+    src = open(path).read()
+    shapes = re.search(r"func.func @main\(%\w+: tensor<([0-9x]+)xf16>, %\w+: "
+                       r"tensor<([0-9x]+)xf16>\) -> tensor<([0-9x]+)x(\w+)>", src)
+    entry = {"layer": layer, "input": shapes.group(1), "filter": shapes.group(2),
+             "output": shapes.group(3), "out_dtype": shapes.group(4),
+             "conv": re.search(r"kgraph.conv2d [^:]*", src).group(0), "variants": {}}
+    candidates = {"model": [chosen]}
+    tm, tn = field(chosen, "tile_m"), field(chosen, "tile_n")
+    f_out = int(shapes.group(3).split("x")[-1])
+    shapes_tried = {(tm, tn), (128, 128)}
+    if f_out >= 256:
+        shapes_tried.add((128, 256))
+    for (m, n) in sorted(shapes_tried):
+        base = with_fields(chosen, tile_m=m, tile_n=n)
+        base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
+                      f"instruction_shape = [64, {min(n, 256)}, 16]", base)
+        if (m, n) != (tm, tn):
+            # One warpgroup per 128 x 128 of the tile (the model's pick keeps
+            # its own warps).
+            base = with_fields(base, warps_m=4 * max(1, m * n // (128 * 128)), warps_n=1)
+        if (m, n) != (tm, tn):
+            candidates[f"t{m}x{n}"] = [with_fields(base, stages=s) for s in (5, 4, 3)]
+        for b in blocks:
+            sk = re.sub(r", group_m = \d+", "", base)[:-1] + f", stream_k = {b}>"
+            candidates[f"t{m}x{n}_sk{b}"] = [with_fields(sk, stages=s)
+                                             for s in (5, 4, 3, 2)]
+    for name, cfgs in candidates.items():
+        for cfg in cfgs:
+            stem = os.path.join(out, f"{layer}__{name}")
+            open(stem + ".mlir", "w").write(CONFIG.sub(cfg, tiled))
+            r = subprocess.run([opt, "--tile=sm_90a", stem + ".mlir", "-o", stem + ".ptx"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                entry["variants"][name] = cfg
+                break
+        else:
+            print(f"{layer} {name}: {r.stderr.splitlines()[0] if r.stderr else 'failed'}")
+    manifest.append(entry)
+    print(layer, {k: re.search(r"stages = (\d+)", v).group(1) for k, v in entry["variants"].items()})
+json.dump(manifest, open(os.path.join(out, "variants.json"), "w"), indent=1)
+print(sum(len(e["variants"]) for e in manifest), "kernels")
