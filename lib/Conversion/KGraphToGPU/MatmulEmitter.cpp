@@ -158,6 +158,8 @@ LogicalResult kgraph::checkMatmulGroup(FusedOp group, MatmulConfigAttr config,
     return op->emitOpError("needs ")
            << p.batch << " GEMMs (batch or conv2d groups) in grid z; at most "
            << kMaxGridZ;
+  if (std::string why = getStreamKError(config, p); !why.empty())
+    return op->emitOpError(why);
   if (isLinearGrid(p, config) && tilesN * tilesM > kMaxGridX)
     return op->emitOpError("needs ")
            << tilesN * tilesM << " blocks per GEMM; at most " << kMaxGridX;

@@ -78,3 +78,16 @@ func.func @wgmma_n_major_b(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> 
   }
   return %0 : tensor<512x512xf32>
 }
+
+// -----
+
+// A stream-K grid whose workspace passes the launch plan's 1 GiB.
+func.func @stream_k_workspace(%a: tensor<8192x8192xf16>, %b: tensor<8192x8192xf16>) -> tensor<8192x8192xf16> {
+  // expected-error @+1 {{'kgraph.fused' op stream_k = 8192 needs 1073758208 bytes of workspace (4096 tile counters and 16384 partial tiles); at most 1073741824}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 8192>} : (tensor<8192x8192xf16>, tensor<8192x8192xf16>) -> tensor<8192x8192xf16> {
+  ^bb0(%x: tensor<8192x8192xf16>, %y: tensor<8192x8192xf16>):
+    %r = kgraph.matmul %x, %y : tensor<8192x8192xf16>, tensor<8192x8192xf16> -> tensor<8192x8192xf16>
+    kgraph.yield %r : tensor<8192x8192xf16>
+  }
+  return %0 : tensor<8192x8192xf16>
+}

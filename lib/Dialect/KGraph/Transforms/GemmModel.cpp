@@ -311,6 +311,22 @@ StreamKWorkspace kgraph::getStreamKWorkspace(const MatmulProblem &p,
   return w;
 }
 
+std::string kgraph::getStreamKError(MatmulConfigAttr config,
+                                    const MatmulProblem &p) {
+  if (!config.isStreamK())
+    return "";
+  StreamKWorkspace w = getStreamKWorkspace(p, config);
+  if (w.totalBytes <= kMaxStreamKWorkspaceBytes)
+    return "";
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << "stream_k = " << config.getStreamK() << " needs " << w.totalBytes
+     << " bytes of workspace (" << w.tiles << " tile counters and "
+     << 2 * w.blocks << " partial tiles); at most "
+     << kMaxStreamKWorkspaceBytes;
+  return msg;
+}
+
 //===----------------------------------------------------------------------===//
 // Load width
 //===----------------------------------------------------------------------===//

@@ -713,6 +713,8 @@ kgraph::verifyMatmulConfig(MatmulConfigAttr config, const MatmulProblem &p,
 
   if (std::string why = getLoadWidthError(config, p); !why.empty())
     return emitError() << why;
+  if (std::string why = getStreamKError(config, p); !why.empty())
+    return emitError() << why;
   return success();
 }
 

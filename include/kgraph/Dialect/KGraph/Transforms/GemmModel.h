@@ -283,6 +283,13 @@ struct StreamKWorkspace {
 StreamKWorkspace getStreamKWorkspace(const MatmulProblem &p,
                                      MatmulConfigAttr config);
 
+/// The most workspace a stream-K kernel may have (the launch plan's limit,
+/// docs/launch-plan.md).
+inline constexpr int64_t kMaxStreamKWorkspaceBytes = int64_t(1) << 30;
+
+/// Why `config`'s stream-K grid cannot run `p`, or an empty string.
+std::string getStreamKError(MatmulConfigAttr config, const MatmulProblem &p);
+
 } // namespace kgraph
 
 #endif // KGRAPH_DIALECT_KGRAPH_TRANSFORMS_GEMMMODEL_H
