@@ -208,10 +208,10 @@ public:
     OpBuilder ib = init.getThenBodyBuilder();
     IndexMath m{ib, loc};
     for (int64_t s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(ib, loc, fullBar(m, m.c(s)), i32(ib, 1),
-                                   Value());
-      NVVM::MBarrierInitOp::create(ib, loc, emptyBar(m, m.c(s)),
-                                   i32(ib, consumers), Value());
+      Value full = fullBar(m, m.c(s));
+      NVVM::MBarrierInitOp::create(ib, loc, full, i32(ib, 1), Value());
+      Value empty = emptyBar(m, m.c(s));
+      NVVM::MBarrierInitOp::create(ib, loc, empty, i32(ib, consumers), Value());
     }
     gpu::BarrierOp::create(b, loc);
   }
@@ -225,8 +225,10 @@ public:
                              ArrayRef<Value> acc) {
     IndexMath l{lb, loc};
     Value stage = l.rem(iter, stages);
-    NVVM::MBarrierTryWaitParityOp::create(lb, loc, fullBar(l, stage),
-                                          parity(l, iter, false), i32(lb, 0));
+    // In this order whatever the compiler's argument order.
+    Value full = fullBar(l, stage);
+    Value phase = parity(l, iter, false);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, full, phase, i32(lb, 0));
     SmallVector<Value> updated = in.compute(lb, stage, acc);
     if (inFlight == 0) {
       release(lb, iter);
@@ -289,8 +291,9 @@ public:
                ArrayRef<Value> im2col) {
     IndexMath l{lb, loc};
     Value stage = l.rem(iter, stages);
-    NVVM::MBarrierTryWaitParityOp::create(lb, loc, emptyBar(l, stage),
-                                          parity(l, iter, true), i32(lb, 0));
+    Value empty = emptyBar(l, stage);
+    Value phase = parity(l, iter, true);
+    NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, phase, i32(lb, 0));
     Value full = fullBar(l, stage);
     NVVM::MBarrierArriveExpectTxOp::create(
         lb, loc, Type(), full, i32(lb, bytesA + bytesB),

@@ -351,7 +351,10 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
   llvm::SmallDenseSet<Attribute> seen(ranked.begin(), ranked.end());
   size_t primaries = ranked.size();
   for (size_t i = 0; i < primaries; ++i) {
+    // The variants are of the tiling's data-parallel grid (rank 1 may be a
+    // stream-K one).
     Tiling t = Tiling::fromAttr(ranked[i]);
+    t.streamK = 0;
     if (t.kind != MmaKind::wgmma)
       continue;
     int64_t tilesM = llvm::divideCeilSigned(p.m, t.tileM);
