@@ -458,6 +458,16 @@ namespace {
 /// The stream-K schedule's arithmetic (see the file header): block b's
 /// iterations [b T / B, (b + 1) T / B) of T = tiles x kTiles.
 struct StreamKGrid {
+  StreamKGrid(const MatmulProblem &p, MatmulConfigAttr config)
+      : ws(getStreamKWorkspace(p, config)), blocks(ws.blocks), tiles(ws.tiles),
+        kTiles(ws.kTiles),
+        tilesM(llvm::divideCeilSigned(p.m, config.getTileM())),
+        tilesN(llvm::divideCeilSigned(p.n, config.getTileN())),
+        total(tiles * kTiles) {}
+
+  /// The workspace's layout (counters, partial slots), which also gives
+  /// the grid's blocks, tiles and k tiles.
+  StreamKWorkspace ws;
   int64_t blocks, tiles, kTiles, tilesM, tilesN, total;
 
   /// The first iteration of block `blk`.
@@ -495,7 +505,7 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
                  Value len, ArrayRef<Value> acc) {
   const TmaLoopInputs &in = loop.in;
   IndexMath im{b, loc};
-  StreamKWorkspace ws = getStreamKWorkspace(loop.p, loop.config);
+  const StreamKWorkspace &ws = grid.ws;
   Type accType = loop.p.getAccumulatorType();
   int64_t accBytes = byteWidth(accType);
   auto vecType = llvm::dyn_cast<VectorType>(acc.front().getType());
@@ -697,13 +707,11 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
   const TmaLoopInputs &in = loop.in;
   const MatmulProblem &p = loop.p;
   int64_t tm = loop.config.getTileM(), tn = loop.config.getTileN();
-  StreamKGrid grid;
-  grid.blocks = getStreamKWorkspace(p, loop.config).blocks;
-  grid.kTiles = loop.kTiles;
-  grid.tilesM = llvm::divideCeilSigned(p.m, tm);
-  grid.tilesN = llvm::divideCeilSigned(p.n, tn);
-  grid.tiles = p.batch * grid.tilesM * grid.tilesN;
-  grid.total = grid.tiles * grid.kTiles;
+  StreamKGrid grid(p, loop.config);
+  if (grid.kTiles != loop.kTiles ||
+      grid.tiles != p.batch * grid.tilesM * grid.tilesN)
+    return emitError(loc, "internal error: the stream-K workspace's grid "
+                          "disagrees with the kernel's tiles");
   if (!in.workspace)
     return emitError(loc, "internal error: a stream-K kernel without its "
                           "workspace argument");
