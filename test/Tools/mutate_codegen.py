@@ -184,8 +184,8 @@ MUTATIONS = [
         "instead of the 128-byte swizzle's row % 8"),
     Mutation(
         "tma_parity_per_tile", D + "TmaPipeline.cpp",
-        "    Value bit = toI32(m, m.rem(m.div(iter, stages), 2));\n",
-        "    Value bit = toI32(m, m.rem(iter, 2));\n",
+        "        m.b, loc, arith::DivUIOp::create(m.b, loc, it, n), i32(m.b, 1));\n",
+        "        m.b, loc, it, i32(m.b, 1));\n",
         "stage parity: the TMA pipeline's mbarrier waits use the parity of "
         "iteration iter instead of its round iter / stages"),
     Mutation(

@@ -50,7 +50,7 @@
 // CHECK-NEXT: %[[MAPADDR:.*]] = memref.extract_aligned_pointer_as_index %[[KMAPS]] : memref<2x128xi8> -> index
 // CHECK: scf.for
 // CHECK: %[[FLIP:.*]] = arith.xori %{{.*}}, %c1_i32 : i32
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FLIP]], %c0_i32 : !llvm.ptr<3>, i32, i32
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FLIP]], %c0_i32 : !llvm.ptr<3>, i32, i32
 // CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL:.*]], %c32768_i32 : !llvm.ptr<3>, i32
 // CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[FULL]], box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK-NOT: nvvm.cp.async.bulk.tensor

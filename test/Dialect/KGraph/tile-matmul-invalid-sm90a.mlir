@@ -91,3 +91,17 @@ func.func @stream_k_workspace(%a: tensor<8192x8192xf16>, %b: tensor<8192x8192xf1
   }
   return %0 : tensor<8192x8192xf16>
 }
+
+// -----
+
+// A stream-K grid whose blocks would each run 2^31 iterations or more (the
+// pipeline counts them in 32 bits).
+func.func @stream_k_iterations(%a: tensor<131072x131072xf16>, %b: tensor<131072x131072xf16>) -> tensor<131072x131072xf16> {
+  // expected-error @+1 {{'kgraph.fused' op stream_k = 1 gives each block 2147483648 of 2147483648 iterations (1048576 tiles x 2048 k tiles); a block may run at most 2^31 - 1}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 1>} : (tensor<131072x131072xf16>, tensor<131072x131072xf16>) -> tensor<131072x131072xf16> {
+  ^bb0(%x: tensor<131072x131072xf16>, %y: tensor<131072x131072xf16>):
+    %r = kgraph.matmul %x, %y : tensor<131072x131072xf16>, tensor<131072x131072xf16> -> tensor<131072x131072xf16>
+    kgraph.yield %r : tensor<131072x131072xf16>
+  }
+  return %0 : tensor<131072x131072xf16>
+}

@@ -316,10 +316,21 @@ std::string kgraph::getStreamKError(MatmulConfigAttr config,
   if (!config.isStreamK())
     return "";
   StreamKWorkspace w = getStreamKWorkspace(p, config);
-  if (w.totalBytes <= kMaxStreamKWorkspaceBytes)
-    return "";
   std::string msg;
   llvm::raw_string_ostream os(msg);
+  // The kernel counts a block's iterations in 32 bits (stage and phase of
+  // its pipeline) and computes b T / B in 64.
+  int64_t total = w.tiles * w.kTiles;
+  if (w.blocks > 0 && (total >= (int64_t(1) << 62) / w.blocks ||
+                       llvm::divideCeil(total, w.blocks) >= (int64_t(1) << 31))) {
+    os << "stream_k = " << config.getStreamK() << " gives each block "
+       << llvm::divideCeil(total, w.blocks) << " of " << total
+       << " iterations (" << w.tiles << " tiles x " << w.kTiles
+       << " k tiles); a block may run at most 2^31 - 1";
+    return msg;
+  }
+  if (w.totalBytes <= kMaxStreamKWorkspaceBytes)
+    return "";
   os << "stream_k = " << config.getStreamK() << " needs " << w.totalBytes
      << " bytes of workspace (" << w.tiles << " tile counters and "
      << 2 * w.blocks << " partial tiles); at most "
