@@ -234,7 +234,8 @@ public:
   SmallVector<Value> consume(OpBuilder &lb, Value iter, Value segStart,
                              ArrayRef<Value> acc) {
     IndexMath l{lb, loc};
-    auto [stage, phase] = slot(l, iter, false);
+    Value stage, phase;
+    std::tie(stage, phase) = slot(l, iter, false);
     Value full = fullBar(l, stage);
     NVVM::MBarrierTryWaitParityOp::create(lb, loc, full, phase, i32(lb, 0));
     SmallVector<Value> updated = in.compute(lb, stage, acc);
@@ -298,8 +299,8 @@ public:
   void produce(OpBuilder &lb, Value iter, Value kt, const TmaTile &tile,
                ArrayRef<Value> im2col) {
     IndexMath l{lb, loc};
-    auto [stageValue, phase] = slot(l, iter, true);
-    Value stage = stageValue;
+    Value stage, phase;
+    std::tie(stage, phase) = slot(l, iter, true);
     Value empty = emptyBar(l, stage);
     NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, phase, i32(lb, 0));
     Value full = fullBar(l, stage);
@@ -467,25 +468,24 @@ namespace {
 /// iterations [b T / B, (b + 1) T / B) of T = tiles x kTiles.
 struct StreamKGrid {
   StreamKGrid(const MatmulProblem &p, MatmulConfigAttr config)
-      : ws(getStreamKWorkspace(p, config)), blocks(ws.blocks), tiles(ws.tiles),
-        kTiles(ws.kTiles),
+      : ws(getStreamKWorkspace(p, config)),
         tilesM(llvm::divideCeilSigned(p.m, config.getTileM())),
         tilesN(llvm::divideCeilSigned(p.n, config.getTileN())),
-        total(tiles * kTiles) {}
+        total(ws.tiles * ws.kTiles) {}
 
   /// The workspace's layout (counters, partial slots), which also gives
   /// the grid's blocks, tiles and k tiles.
   StreamKWorkspace ws;
-  int64_t blocks, tiles, kTiles, tilesM, tilesN, total;
+  int64_t tilesM, tilesN, total;
 
   /// The first iteration of block `blk`.
   Value start(IndexMath &m, Value blk) const {
-    return m.div(m.mul(blk, total), blocks);
+    return m.div(m.mul(blk, total), ws.blocks);
   }
   /// The block whose range holds iteration `iter`: the largest b with
   /// b T / B <= iter, i.e. ((iter + 1) B - 1) / T.
   Value owner(IndexMath &m, Value iter) const {
-    return m.div(m.sub(m.mul(m.add(iter, 1), blocks), m.c(1)), total);
+    return m.div(m.sub(m.mul(m.add(iter, 1), ws.blocks), m.c(1)), total);
   }
   /// Output tile `tile` (batch-major, then M tiles, then N tiles).
   TmaTile decode(IndexMath &m, Value tile, int64_t tm, int64_t tn) const {
@@ -531,7 +531,7 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
       b, loc, MemRefType::get({ws.tiles}, b.getI32Type()), in.workspace,
       im.c(0), ValueRange{});
   auto partials = memref::ViewOp::create(
-      b, loc, MemRefType::get({2 * grid.blocks * slotElems}, accType),
+      b, loc, MemRefType::get({2 * ws.blocks * slotElems}, accType),
       in.workspace, im.c(ws.partialsOffset), ValueRange{});
   auto slotIndex = [&](IndexMath &m, Value slot, int64_t v) {
     return m.add(m.mul(slot, slotElems),
@@ -572,9 +572,9 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
         .getResult();
   };
   // The tile's blocks: owner(first iteration) .. owner(last iteration).
-  Value firstIter = im.mul(tile, grid.kTiles);
+  Value firstIter = im.mul(tile, grid.ws.kTiles);
   Value firstBlock = grid.owner(im, firstIter);
-  Value lastBlock = grid.owner(im, im.add(firstIter, grid.kTiles - 1));
+  Value lastBlock = grid.owner(im, im.add(firstIter, grid.ws.kTiles - 1));
   Value arrivals = im.add(im.sub(lastBlock, firstBlock), im.c(1));
   // Thread 0 adds `delta` to the tile's arrival counter: were all the
   // tile's other blocks there before?
@@ -716,10 +716,6 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
   const MatmulProblem &p = loop.p;
   int64_t tm = loop.config.getTileM(), tn = loop.config.getTileN();
   StreamKGrid grid(p, loop.config);
-  if (grid.kTiles != loop.kTiles ||
-      grid.tiles != p.batch * grid.tilesM * grid.tilesN)
-    return emitError(loc, "internal error: the stream-K workspace's grid "
-                          "disagrees with the kernel's tiles");
   if (!in.workspace)
     return emitError(loc, "internal error: a stream-K kernel without its "
                           "workspace argument");
@@ -743,9 +739,9 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
         OpBuilder wb = OpBuilder::atBlockBegin(body);
         IndexMath w{wb, loc};
         Value it = body->getArgument(0);
-        Value tile = w.div(it, grid.kTiles);
-        Value kBegin = w.rem(it, grid.kTiles);
-        Value len = w.minu(w.sub(w.c(grid.kTiles), kBegin), w.sub(end, it));
+        Value tile = w.div(it, grid.ws.kTiles);
+        Value kBegin = w.rem(it, grid.ws.kTiles);
+        Value len = w.minu(w.sub(w.c(grid.ws.kTiles), kBegin), w.sub(end, it));
         Value segEnd = w.add(it, len);
         // Pipeline iterations count from the block's first.
         Value segStart = w.sub(it, start);
@@ -780,8 +776,8 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
         OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
         IndexMath l{lb, loc};
         Value it = forOp.getInductionVar();
-        Value kt = l.rem(it, grid.kTiles);
-        TmaTile tile = grid.decode(l, l.div(it, grid.kTiles), tm, tn);
+        Value kt = l.rem(it, grid.ws.kTiles);
+        TmaTile tile = grid.decode(l, l.div(it, grid.ws.kTiles), tm, tn);
         SmallVector<Value> im2col;
         if (usesTmaIm2col(p))
           im2col = loop.im2colOrigin(lb, tile.rowBase);

@@ -321,11 +321,12 @@ std::string kgraph::getStreamKError(MatmulConfigAttr config,
   // The kernel counts a block's iterations in 32 bits (stage and phase of
   // its pipeline) and computes b T / B in 64.
   int64_t total = w.tiles * w.kTiles;
+  int64_t perBlock = w.blocks > 0 ? llvm::divideCeil(total, w.blocks) : 0;
   if (w.blocks > 0 && (total >= (int64_t(1) << 62) / w.blocks ||
-                       llvm::divideCeil(total, w.blocks) >= (int64_t(1) << 31))) {
+                       perBlock >= (int64_t(1) << 31))) {
     os << "stream_k = " << config.getStreamK() << " gives each block "
-       << llvm::divideCeil(total, w.blocks) << " of " << total
-       << " iterations (" << w.tiles << " tiles x " << w.kTiles
+       << perBlock << " of " << total << " iterations (" << w.tiles
+       << " tiles x " << w.kTiles
        << " k tiles); a block may run at most 2^31 - 1";
     return msg;
   }
