@@ -62,6 +62,9 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
             sk = re.sub(r", group_m = \d+", "", base)[:-1] + f", stream_k = {b}>"
             candidates[f"t{m}x{n}_sk{b}"] = [with_fields(sk, stages=s)
                                              for s in (5, 4, 3, 2)]
+            if (m, n) == (128, 128):
+                # 4 stages too: S25-1 found the 5-stage persistent loop slow.
+                candidates[f"t{m}x{n}_sk{b}_s4"] = [with_fields(sk, stages=4)]
     for name, cfgs in candidates.items():
         for cfg in cfgs:
             stem = os.path.join(out, f"{layer}__{name}")

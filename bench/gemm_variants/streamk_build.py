@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """f16 matmuls with few output tiles and long K (the grids stream-K is for),
 compiled with the model's configuration and as stream-K variants of it
-(stream_k = 132 persistent blocks; tile 128x128 too), for
+(stream_k = 132 persistent blocks; tile 128x128 too; whole tiles per
+block at 5 and 4 stages, the persistent loop's control), for
 bench/gemm_variants/streamk_run.py to time against cuBLAS (torch.matmul).
 
     bench/gemm_variants/streamk_build.py OUT_DIR build/bin/kgraph-opt
@@ -42,6 +43,22 @@ for (m, n, k) in SHAPES:
     variants = {"model": [chosen], "t128x128": [t128],
                 "t128x128_sk132": [re.sub(r"stages = \d+", f"stages = {s}",
                                           t128[:-1] + ", stream_k = 132>") for s in (5, 4, 3)]}
+    # Whole tiles per block (no split, no fixup): the persistent loop's own
+    # cost against the data-parallel grid, at 5 and 4 stages.
+    tiles = -(-m // 128) * -(-n // 128)
+    whole = max(b for b in range(1, 133) if tiles % b == 0)
+    if tiles >= 64:
+        for s in (5, 4):
+            variants[f"t128x128_skwhole{whole}_s{s}"] = [
+                re.sub(r"stages = \d+", f"stages = {s}", t128[:-1] + f", stream_k = {whole}>")]
+    if n >= 256 and -(-m // 128) * -(-n // 256) >= 132:
+        tiles256 = -(-m // 128) * -(-n // 256)
+        w256 = max(b for b in range(1, 133) if tiles256 % b == 0)
+        t256 = t128.replace("tile_n = 128", "tile_n = 256").replace("warps_m = 4", "warps_m = 8") \
+            .replace("[64, 128, 16]", "[64, 256, 16]")
+        variants[f"t128x256_skwhole{w256}"] = [
+            re.sub(r"stages = \d+", f"stages = {s}", t256[:-1] + f", stream_k = {w256}>")
+            for s in (3, 2)]
     if "wgmma" in base:
         variants["sk132"] = [re.sub(r"stages = \d+", f"stages = {s}",
                                     base[:-1] + ", stream_k = 132>") for s in (5, 4, 3, 2)]
