@@ -48,6 +48,8 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
     shapes_tried = {(tm, tn), (128, 128)}
     if f_out >= 256:
         shapes_tried.add((128, 256))
+    out_dims = [int(x) for x in shapes.group(3).split("x")]
+    pixels = out_dims[0] * out_dims[1] * out_dims[2]
     for (m, n) in sorted(shapes_tried):
         base = with_fields(chosen, tile_m=m, tile_n=n)
         base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
@@ -65,6 +67,15 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
             if (m, n) == (128, 128):
                 # 4 stages too: S25-1 found the 5-stage persistent loop slow.
                 candidates[f"t{m}x{n}_sk{b}_s4"] = [with_fields(sk, stages=4)]
+        # Whole tiles per block (a persistent data-parallel grid: the next
+        # tile's loads under this one's epilogue) where a block count of at
+        # least 3/4 of the SMs divides the tiles.
+        tiles = -(-pixels // m) * -(-f_out // n)
+        whole = max(d for d in range(1, max(blocks) + 1) if tiles % d == 0)
+        if tiles > whole and 4 * whole >= 3 * max(blocks):
+            sk = re.sub(r", group_m = \d+", "", base)[:-1] + f", stream_k = {whole}>"
+            candidates[f"t{m}x{n}_skwhole{whole}"] = [with_fields(sk, stages=s)
+                                                      for s in (5, 4, 3, 2)]
     for name, cfgs in candidates.items():
         for cfg in cfgs:
             stem = os.path.join(out, f"{layer}__{name}")
