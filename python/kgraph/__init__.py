@@ -9,6 +9,7 @@
     prog.profile(a, b)                     # per-kernel times and roofline
 
     prog = kgraph.compile(model, [x])      # import + kgraph-opt + load
+    dp = kgraph.distributed.DataParallel("out.plan.json")   # under torchrun
 
 See docs/runtime.md and docs/importers.md.
 """
@@ -35,6 +36,7 @@ from .weights import WeightsFile
 from .compiler import (BoundProgram, compile, current_target,  # noqa: E402
                        kgraph_backend, register_torch_backend)
 from .tools import find_tool  # noqa: E402
+from . import distributed  # noqa: E402  (data-parallel runs; torch imported on use)
 
 
 def import_model(*args, **kwargs):
@@ -51,7 +53,7 @@ if "torch" in _sys.modules:
 
 __all__ = [
     "__version__", "BoundProgram", "CompileError", "ModelSourceError", "UnsupportedModelError",
-    "compile", "current_target", "find_tool", "import_model", "kgraph_backend",
+    "compile", "current_target", "distributed", "find_tool", "import_model", "kgraph_backend",
     "register_torch_backend",
     "ArgSpec", "ArgumentCountError", "BufferSpec", "CudaError", "CudaGraph",
     "DTYPES", "DTYPE_SIZES", "DType", "DTypeError", "DevicePeaks",
