@@ -273,12 +273,26 @@ def test_data_parallel_outside_torchrun(monkeypatch, tmp_path):
 # --- end to end on gloo ------------------------------------------------------------
 
 
+def _fixtures():
+    """(BASE_PLAN, FAKE_PTX) of this folder's conftest.py, loaded by path:
+    `import conftest` would find test/GPU's when both folders are collected
+    in one pytest run."""
+    import importlib.util
+    name = "kgraph_python_tests_conftest"
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "conftest.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return mod.BASE_PLAN, mod.FAKE_PTX
+
+
 def _write_plan(folder, name="prog", out_shape=None):
     """The test plan: out = b - a on f32[4, 3] (the fake driver's kernels
     fake_neg_f32 and fake_add_f32 through an intermediate); ``out_shape``
     gives the output another shape of as many elements."""
-    sys.path.insert(0, HERE)
-    from conftest import BASE_PLAN, FAKE_PTX
+    BASE_PLAN, FAKE_PTX = _fixtures()
     plan = json.loads(json.dumps(BASE_PLAN))
     n = PER_CALL * 3
     for b in plan["buffers"]:
