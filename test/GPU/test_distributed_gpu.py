@@ -29,22 +29,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _weights(torch, path):
-    import numpy as np
-    import kgraph
-    w = kgraph.WeightsFile(path)
-    out = {}
-    for name, t in w.tensors.items():
-        arr = np.frombuffer(w.read(name), dtype=kgraph.numpy_dtype(t.dtype))
-        out[name] = torch.from_numpy(arr.reshape(t.shape).copy())
-    return out
-
-
-def _reference(torch, x, w):
-    # test_runtime_gpu.py's reference: float64, the hidden layer rounded to f16.
-    h = x.double() @ w["fc1.weight"].double() + w["fc1.bias"].double()
-    h = torch.relu(h.half().double())
-    return (h @ w["fc2.weight"].double() + w["fc2.bias"].double()).float()
+# The runtime case's weights and float64 reference (the hidden layer
+# rounded to f16), shared with test_runtime_gpu.py.
+from test_runtime_gpu import _reference, _weights  # noqa: E402
 
 
 def _rel_l2(torch, out, ref):
