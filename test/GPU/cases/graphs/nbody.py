@@ -19,15 +19,24 @@ def _t(shape, dt):
     return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + dt + ">"
 
 
-def nbody_mlir(n, dt="f32", eps=0.01, inner="sum"):
+def nbody_mlir(n, dt="f32", eps=0.01, inner="sum", sources=None):
     """The N-body graph; `inner` reduces the squared components (sum, mean
-    or max)."""
-    p, m = _t([n, 3], dt), _t([n], dt)
-    pi, pj, nn3 = _t([n, 1, 3], dt), _t([1, n, 3], dt), _t([n, n, 3], dt)
-    nn1, mj, sc = _t([n, n, 1], dt), _t([1, n, 1], dt), _t([], dt)
-    return f"""func.func @main(%p: {p}, %m: {m}) -> {p} {{
-  %pi = kgraph.reshape %p : {p} to {pi}
-  %pj = kgraph.reshape %p : {p} to {pj}
+    or max). With `sources`, a block of it: the accelerations of n targets
+    %pt from `sources` bodies %ps of masses %ms (the distributed step of
+    bench/build_distributed_plans.py)."""
+    c = n if sources is None else sources
+    p, m = _t([n, 3], dt), _t([c], dt)
+    pi, pj, nn3 = _t([n, 1, 3], dt), _t([1, c, 3], dt), _t([n, c, 3], dt)
+    nn1, mj, sc = _t([n, c, 1], dt), _t([1, c, 1], dt), _t([], dt)
+    if sources is None:
+        tgt, src, mass, ps = "%p", "%p", "%m", p
+        args = f"%p: {p}, %m: {m}"
+    else:
+        tgt, src, mass, ps = "%pt", "%ps", "%ms", _t([c, 3], dt)
+        args = f"%pt: {p}, %ps: {ps}, %ms: {m}"
+    return f"""func.func @main({args}) -> {p} {{
+  %pi = kgraph.reshape {tgt} : {p} to {pi}
+  %pj = kgraph.reshape {src} : {ps} to {pj}
   %d = kgraph.sub %pj, %pi : {pj}, {pi}
   %sq = kgraph.mul %d, %d : {nn3}, {nn3}
   %r2 = kgraph.reduce {inner} %sq axes = [2] keep_dims : {nn3}
@@ -36,7 +45,7 @@ def nbody_mlir(n, dt="f32", eps=0.01, inner="sum"):
   %inv = kgraph.rsqrt %r2e : {nn1}
   %inv2 = kgraph.mul %inv, %inv : {nn1}, {nn1}
   %inv3 = kgraph.mul %inv2, %inv : {nn1}, {nn1}
-  %mj = kgraph.reshape %m : {m} to {mj}
+  %mj = kgraph.reshape {mass} : {m} to {mj}
   %s = kgraph.mul %inv3, %mj : {nn1}, {mj}
   %f = kgraph.mul %d, %s : {nn3}, {nn1}
   %a = kgraph.reduce sum %f axes = [1] : {nn3}
