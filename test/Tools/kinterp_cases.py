@@ -1129,3 +1129,62 @@ add("const_conv_nhwc_f16_1x6x6x16_f8",
     [([1, 6, 6, 16], "f16", -1.0, 1.0)],
     lambda x: rnd(F.conv2d(x.permute(0, 3, 1, 2), _cf.permute(0, 3, 1, 2), padding=1).permute(0, 2, 3, 1), "f32"),
     gemm_tol(144, "f32"))
+
+# Splat constants as GEMM operands (fuzz finding 1248825608-419): the GEMM
+# kernels load both operands from memory, so such a splat is a "constant"
+# buffer, not cloned into the group; a splat elsewhere in the same group
+# (the epilogue's add) is still folded.
+add("splat_matmul_b_f16_9x13x24",
+    "func.func @main(%x: tensor<9x13xf16>) -> tensor<9x24xf32> {\n"
+    "  %w = arith.constant dense<0.375> : tensor<13x24xf16>\n"
+    "  %h = arith.constant dense<-1.5> : tensor<24xf32>\n"
+    "  %m = kgraph.matmul %x, %w : tensor<9x13xf16>, tensor<13x24xf16> -> tensor<9x24xf32>\n"
+    "  %y = kgraph.add %m, %h : tensor<9x24xf32>, tensor<24xf32>\n"
+    "  return %y : tensor<9x24xf32>\n}\n",
+    [([9, 13], "f16", -1.0, 1.0)], lambda x: rnd(x @ torch.full((13, 24), 0.375, dtype=torch.float64) - 1.5, "f32"),
+    gemm_tol(13, "f32", 2))
+add("splat_conv_input_nchw_f16_2x16x7x7_f8",
+    "func.func @main(%w: tensor<8x16x3x3xf16>) -> tensor<2x8x5x5xf32> {\n"
+    "  %x = arith.constant dense<-0.25> : tensor<2x16x7x7xf16>\n"
+    "  %y = kgraph.conv2d %x, %w : tensor<2x16x7x7xf16>, tensor<8x16x3x3xf16> -> tensor<2x8x5x5xf32>\n"
+    "  return %y : tensor<2x8x5x5xf32>\n}\n",
+    [([8, 16, 3, 3], "f16", -1.0, 1.0)],
+    lambda w: rnd(F.conv2d(torch.full((2, 16, 7, 7), -0.25, dtype=torch.float64), w), "f32"),
+    gemm_tol(144, "f32"))
+# The finding's shape: a 1x1x1x1 splat filter, strided and dilated, NCHW.
+add("splat_conv_filter_1x1_nchw_f16_3x1x27x9",
+    "func.func @main(%x: tensor<3x1x27x9xf16>) -> tensor<3x1x30x3xf32> {\n"
+    "  %w = arith.constant dense<3.25> : tensor<1x1x1x1xf16>\n"
+    "  %y = kgraph.conv2d %x, %w layout = nchw strides = [1, 4] padding = [3, 0, 0, 0] dilations = [1, 3] : tensor<3x1x27x9xf16>, tensor<1x1x1x1xf16> -> tensor<3x1x30x3xf32>\n"
+    "  return %y : tensor<3x1x30x3xf32>\n}\n",
+    [([3, 1, 27, 9], "f16", -1.0, 1.0)],
+    lambda x: rnd(F.conv2d(F.pad(x, (0, 0, 3, 0)), torch.full((1, 1, 1, 1), 3.25, dtype=torch.float64),
+                           stride=(1, 4), dilation=(1, 3)), "f32"),
+    gemm_tol(1, "f32"))
+# A stencil conv2d (depthwise, 4 channels) keeps folding its splat filter.
+add("splat_conv_stencil_filter_nchw_f32_2x4x9x9",
+    "func.func @main(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x9x9xf32> {\n"
+    "  %w = arith.constant dense<0.125> : tensor<4x1x3x3xf32>\n"
+    "  %y = kgraph.conv2d %x, %w padding = [1, 1, 1, 1] groups = 4 : tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32> -> tensor<2x4x9x9xf32>\n"
+    "  return %y : tensor<2x4x9x9xf32>\n}\n",
+    [([2, 4, 9, 9], "f32", -1.0, 1.0)],
+    lambda x: rnd(F.conv2d(x, torch.full((4, 1, 3, 3), 0.125, dtype=torch.float64), padding=1, groups=4), "f32"),
+    (1e-5, 1e-5))
+# A strided NCHW pool2d of a splat (the lone-pool stencil kernel loads its
+# input: a buffer) and a tiled-shape transpose of a splat (left to the
+# elementwise kernel, which folds it); each once crashed or was rejected.
+add("splat_pool_nchw_s2_f32_2x3x9x9",
+    "func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {\n"
+    "  %c = arith.constant dense<0.75> : tensor<2x3x9x9xf32>\n"
+    "  %p = kgraph.pool2d max %c kernel = [3, 3] strides = [2, 2] : tensor<2x3x9x9xf32>\n"
+    "  %y = kgraph.add %p, %x : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>\n"
+    "  return %y : tensor<2x3x4x4xf32>\n}\n",
+    [([2, 3, 4, 4], "f32", -1.0, 1.0)], lambda x: rnd(x + 0.75, "f32"), (1e-6, 1e-6))
+add("splat_transpose_f16_40x72",
+    "func.func @main(%x: tensor<72x40xf16>) -> (tensor<72x40xf16>, tensor<72x40xf16>) {\n"
+    "  %c = arith.constant dense<-2.5> : tensor<40x72xf16>\n"
+    "  %t = kgraph.transpose %c, permutation = [1, 0] : tensor<40x72xf16>\n"
+    "  %y = kgraph.mul %t, %x : tensor<72x40xf16>, tensor<72x40xf16>\n"
+    "  return %t, %y : tensor<72x40xf16>, tensor<72x40xf16>\n}\n",
+    [([72, 40], "f16", -1.0, 1.0)],
+    lambda x: (torch.full((72, 40), -2.5, dtype=torch.float64), rnd(x * -2.5, "f16")), (1e-3, 1e-3))

@@ -127,21 +127,6 @@ module attributes {kgraph.target = "sm_80"} {
 // -----
 
 module attributes {kgraph.target = "sm_80"} {
-  func.func @constant_input(%a: tensor<8xf32>) -> tensor<8xf32> {
-    %c = arith.constant dense<1.0> : tensor<8xf32>
-    // expected-error @+1 {{'kgraph.fused' op reads a value that has no device buffer}}
-    %0 = kgraph.fused (%a, %c) {kgraph.config = #kgraph.elementwise_config<block_size = 256, vector_width = 4, unroll = 1, grid_size = 1>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
-    ^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):
-      %r = kgraph.add %x, %y : tensor<8xf32>, tensor<8xf32>
-      kgraph.yield %r : tensor<8xf32>
-    }
-    return %0 : tensor<8xf32>
-  }
-}
-
-// -----
-
-module attributes {kgraph.target = "sm_80"} {
   func.func @matmul_yielded_with_epilogue(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
     %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf32> {
     ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):

@@ -47,12 +47,27 @@ bool kgraph::isFoldedConstant(Operation *def,
   if (def->getNumResults() != 1)
     return true;
   Value v = def->getResult(0);
-  if (!llvm::isa<RankedTensorType>(v.getType()) || isSplatConstant(v))
+  if (!llvm::isa<RankedTensorType>(v.getType()))
     return true;
-  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+  // The filter of a stencil conv2d: its taps become immediates.
+  auto stencilFilter = [](OpOperand &use) {
+    return llvm::isa<Conv2dOp>(use.getOwner()) && use.getOperandNumber() == 1 &&
+           isStencilOp(use.getOwner());
+  };
+  // A GEMM kernel loads both operands of its matmul or conv2d from memory
+  // (TMA, cp.async, ldmatrix), and a pool2d kernel its input, so even a
+  // splat there needs a buffer.
+  auto loadedOperand = [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    return !inGroup(user) || (llvm::isa<Conv2dOp>(user) &&
-                              use.getOperandNumber() == 1 && isStencilOp(user));
+    return (llvm::isa<MatmulOp, Conv2dOp>(user) && use.getOperandNumber() < 2 &&
+            !stencilFilter(use)) ||
+           (llvm::isa<Pool2dOp>(user) && use.getOperandNumber() == 0);
+  };
+  bool splat = isSplatConstant(v);
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    if (!inGroup(use.getOwner()))
+      return true;
+    return splat ? !loadedOperand(use) : stencilFilter(use);
   });
 }
 

@@ -121,8 +121,11 @@ TransposeOp kgraph::getSoleTransposeOp(FusedOp group) {
       return {};
     found = t;
   }
+  // The tiled kernel loads its input from memory: a transpose of a cloned
+  // (splat) constant is left to the elementwise kernel.
   if (!found || group.getNumResults() != 1 ||
-      group.getYield().getValues().front() != found.getResult())
+      group.getYield().getValues().front() != found.getResult() ||
+      !llvm::isa<BlockArgument>(found.getInput()))
     return {};
   return found;
 }

@@ -73,7 +73,7 @@ struct TransposeLayout {
 mlir::FailureOr<TransposeLayout> getTransposeLayout(TransposeOp op);
 
 /// The group's kgraph.transpose if it holds that one op and nothing else
-/// (besides constants), else null.
+/// (besides constants) and transposes a group input, else null.
 TransposeOp getSoleTransposeOp(FusedOp group);
 
 /// Checks `config` against the transpose group's layout: vector_width must
