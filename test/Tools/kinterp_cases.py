@@ -1188,3 +1188,30 @@ add("splat_transpose_f16_40x72",
     "  return %t, %y : tensor<72x40xf16>, tensor<72x40xf16>\n}\n",
     [([72, 40], "f16", -1.0, 1.0)],
     lambda x: (torch.full((72, 40), -2.5, dtype=torch.float64), rnd(x * -2.5, "f16")), (1e-3, 1e-3))
+# A reshape (a view) of a splat read by a kernel; a slice of a splat as a
+# matmul's B, which --fuse reads in place; a deep-K conv2d with a splat
+# filter through --split-k-convs (whose filter rearrangement views it).
+add("splat_reshape_add_f32_12",
+    "func.func @main(%x: tensor<12xf32>) -> tensor<12xf32> {\n"
+    "  %c = arith.constant dense<1.25> : tensor<3x4xf32>\n"
+    "  %r = kgraph.reshape %c : tensor<3x4xf32> to tensor<12xf32>\n"
+    "  %y = kgraph.add %x, %r : tensor<12xf32>, tensor<12xf32>\n"
+    "  return %y : tensor<12xf32>\n}\n",
+    [([12], "f32", -1.0, 1.0)], lambda x: rnd(x + 1.25, "f32"), (1e-6, 1e-6))
+add("splat_slice_matmul_b_f16_4x9x16_n7",
+    "func.func @main(%a: tensor<4x9x16xf16>) -> tensor<4x9x7xf32> {\n"
+    "  %c = arith.constant dense<-0.125> : tensor<6x17x22xf16>\n"
+    "  %b = kgraph.slice %c offsets = [1, 7, 2] sizes = [4, 7, 16] strides = [1, 1, 1] : tensor<6x17x22xf16>\n"
+    "  %y = kgraph.matmul %a, %b {transpose_b} : tensor<4x9x16xf16>, tensor<4x7x16xf16> -> tensor<4x9x7xf32>\n"
+    "  return %y : tensor<4x9x7xf32>\n}\n",
+    [([4, 9, 16], "f16", -1.0, 1.0)],
+    lambda a: rnd(a @ torch.full((4, 16, 7), -0.125, dtype=torch.float64), "f32"), gemm_tol(16, "f32"))
+add("splat_splitk_nhwc_f32_1x3x3x256_f24_k3p1",
+    "func.func @main(%x: tensor<1x3x3x256xf32>) -> tensor<1x3x3x24xf32> {\n"
+    "  %w = arith.constant dense<0.75> : tensor<24x3x3x256xf32>\n"
+    "  %y = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<1x3x3x256xf32>, tensor<24x3x3x256xf32> -> tensor<1x3x3x24xf32>\n"
+    "  return %y : tensor<1x3x3x24xf32>\n}\n",
+    [([1, 3, 3, 256], "f32", -1.0, 1.0)],
+    lambda x: rnd(F.conv2d(x.permute(0, 3, 1, 2), torch.full((24, 256, 3, 3), 0.75, dtype=torch.float64),
+                           padding=1).permute(0, 2, 3, 1), "f32"),
+    gemm_tol(2304, "f32"), flags=("--split-k-convs",))

@@ -55,12 +55,19 @@ bool kgraph::isFoldedConstant(Operation *def,
            isStencilOp(use.getOwner());
   };
   // A GEMM kernel loads both operands of its matmul or conv2d from memory
-  // (TMA, cp.async, ldmatrix), and a pool2d kernel its input, so even a
-  // splat there needs a buffer.
+  // (TMA, cp.async, ldmatrix; a slice of an input in place), and a pool2d
+  // kernel its input, so even a splat there needs a buffer.
+  auto gemmOperand = [&](OpOperand &use) {
+    return llvm::isa<MatmulOp, Conv2dOp>(use.getOwner()) &&
+           use.getOperandNumber() < 2 && !stencilFilter(use);
+  };
   auto loadedOperand = [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    return (llvm::isa<MatmulOp, Conv2dOp>(user) && use.getOperandNumber() < 2 &&
-            !stencilFilter(use)) ||
+    if (isGemmOperandSlice(user))
+      return llvm::any_of(user->getResult(0).getUses(), [&](OpOperand &u) {
+        return inGroup(u.getOwner()) && gemmOperand(u);
+      });
+    return gemmOperand(use) ||
            (llvm::isa<Pool2dOp>(user) && use.getOperandNumber() == 0);
   };
   bool splat = isSplatConstant(v);
