@@ -148,13 +148,18 @@ class _Builder:
         self.count += 1
         return f"{prefix}{self.count}"
 
-    def arg(self, shape, dtype, lo=None, hi=None):
-        v = Value(self.fresh("a"), shape, dtype)
-        self.g.args.append(v)
-        self.values.append(v)
+    def arg(self, shape, dtype, lo=None, hi=None, const_ok=True):
         if lo is None:
             lo, hi = ((-2.0, 2.0) if dtype in FLOATS else
                       (-8, 8) if dtype == "i8" else (-1000, 1000))
+        # Now and then a splat constant in the argument's place: a constant
+        # as the primary operand of any op (a GEMM operand, a pool's or a
+        # transpose's input), with a value in the argument's domain.
+        if const_ok and self.chance(0.04):
+            return self.const_operand(shape, dtype, lo, hi)
+        v = Value(self.fresh("a"), shape, dtype)
+        self.g.args.append(v)
+        self.values.append(v)
         self.g.input_domain[v.name] = (lo, hi)
         self.g.tags.add("dtype:" + dtype)
         return v
@@ -208,6 +213,20 @@ class _Builder:
         self.g.nodes.append(Node("constant", [], {"literal": body}, v,
                                  f"%{v.name} = arith.constant dense<{body}> : {v.type}"))
         self.g.tags.add("op:constant")
+        return v
+
+    def const_operand(self, shape, dtype, lo, hi):
+        """A splat constant in [lo, hi] that later ops may read."""
+        if dtype in INTS:
+            lit = str(self.rnd.randint(max(int(lo), -5), min(int(hi), 5)))
+        else:
+            vals = [x for x in (0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -0.125, 0.75) if lo <= x <= hi]
+            lit = repr(self.rnd.choice(vals) if vals else (lo + hi) / 2)
+        v = Value(self.fresh("c"), shape, dtype)
+        self.g.nodes.append(Node("constant", [], {"literal": lit}, v,
+                                 f"%{v.name} = arith.constant dense<{lit}> : {v.type}"))
+        self.g.tags.update(("op:constant", "pattern:const_operand", "dtype:" + dtype))
+        self.values.append(v)
         return v
 
     def operand_like(self, shape, dtype, allow_const=True):
@@ -722,7 +741,8 @@ class _Builder:
                 break
             self.rnd.choices(fns, ws)[0]()
         if not [n for n in self.g.nodes if n.kind != "constant"]:
-            a = self.g.args[0]   # neg is defined on every element type
+            # neg is defined on every element type
+            a = self.g.args[0] if self.g.args else self.arg((3,), "f32", const_ok=False)
             self.emit("neg", [a], {}, a.shape, a.dtype, f"kgraph.neg %{a.name} : {a.type}")
         # Return every value no op reads, and sometimes an intermediate too.
         used = {o.name for n in self.g.nodes for o in n.operands}
