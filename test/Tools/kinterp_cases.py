@@ -1215,3 +1215,21 @@ add("splat_splitk_nhwc_f32_1x3x3x256_f24_k3p1",
     lambda x: rnd(F.conv2d(x.permute(0, 3, 1, 2), torch.full((24, 256, 3, 3), 0.75, dtype=torch.float64),
                            padding=1).permute(0, 2, 3, 1), "f32"),
     gemm_tol(2304, "f32"), flags=("--split-k-convs",))
+# Casts of splats before a matmul (fuzz cr2c7x1m-1443.1: --fuse took a cast
+# of a cast of a splat as a three-op prologue): a cast of a splat stays its
+# own kernel; a slice of a splat read in place below a cast is a buffer.
+add("splat_cast_prologue_i8_31x1x9",
+    "func.func @main(%b: tensor<31x9xi8>, %s: tensor<4x8xf32>) -> (tensor<1x9xi32>, tensor<3x8xf32>) {\n"
+    "  %c = arith.constant dense<-5> : tensor<31x1xi32>\n"
+    "  %v = kgraph.cast %c : tensor<31x1xi32> to tensor<31x1xi8>\n"
+    "  %w = kgraph.cast %v : tensor<31x1xi8> to tensor<31x1xi8>\n"
+    "  %y = kgraph.matmul %w, %b {transpose_a} : tensor<31x1xi8>, tensor<31x9xi8> -> tensor<1x9xi32>\n"
+    "  %d = arith.constant dense<0.5> : tensor<5x6xf16>\n"
+    "  %e = kgraph.slice %d offsets = [1, 2] sizes = [3, 4] strides = [1, 1] : tensor<5x6xf16>\n"
+    "  %f = kgraph.cast %e : tensor<3x4xf16> to tensor<3x4xf32>\n"
+    "  %z = kgraph.matmul %f, %s : tensor<3x4xf32>, tensor<4x8xf32> -> tensor<3x8xf32>\n"
+    "  return %y, %z : tensor<1x9xi32>, tensor<3x8xf32>\n}\n",
+    [([31, 9], "i8", -3, 3), ([4, 8], "f32", -1.0, 1.0)],
+    lambda b, s: (torch.full((1, 31), -5, dtype=torch.int64) @ b,
+                  rnd(torch.full((3, 4), 0.5, dtype=torch.float64) @ s, "f32")),
+    (1e-5, 1e-5))

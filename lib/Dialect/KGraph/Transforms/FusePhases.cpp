@@ -195,6 +195,10 @@ void Fuser::formGemmGroups() {
           Operation *def = v.getDefiningOp();
           if (!isFree(def) || !isPrologueOp(def))
             break;
+          // A prologue reads a group input; a splat there would be cloned
+          // into the group (a cast of a splat stays its own kernel).
+          if (isSplatConstant(getPrologueInput(def)))
+            break;
           // Shared: recompute a private copy (one cheap op).
           bool shared = !v.hasOneUse();
           if (shared && options.maxRecompute == 0) {

@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace kgraph;
 
@@ -61,12 +63,25 @@ bool kgraph::isFoldedConstant(Operation *def,
     return llvm::isa<MatmulOp, Conv2dOp>(use.getOwner()) &&
            use.getOperandNumber() < 2 && !stencilFilter(use);
   };
+  // A slice read in place is the operand too, also below a matmul's
+  // prologue (casts, scalings).
+  std::function<bool(Value, int)> reachesGemmOperand = [&](Value value,
+                                                           int depth) {
+    return llvm::any_of(value.getUses(), [&](OpOperand &u) {
+      Operation *user = u.getOwner();
+      if (!inGroup(user))
+        return false;
+      if (gemmOperand(u))
+        return true;
+      return depth > 0 && isPrologueOp(user) &&
+             getPrologueInput(user) == value &&
+             reachesGemmOperand(user->getResult(0), depth - 1);
+    });
+  };
   auto loadedOperand = [&](OpOperand &use) {
     Operation *user = use.getOwner();
     if (isGemmOperandSlice(user))
-      return llvm::any_of(user->getResult(0).getUses(), [&](OpOperand &u) {
-        return inGroup(u.getOwner()) && gemmOperand(u);
-      });
+      return reachesGemmOperand(user->getResult(0), 2);
     return gemmOperand(use) ||
            (llvm::isa<Pool2dOp>(user) && use.getOperandNumber() == 0);
   };
