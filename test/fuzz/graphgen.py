@@ -209,6 +209,10 @@ class _Builder:
                 return "[" + ", ".join(nest(dims[1:]) for _ in range(dims[0])) + "]"
             body = nest(list(shape))
             self.g.tags.add("pattern:dense_constant")
+        return self.constant_node(shape, dtype, body)
+
+    def constant_node(self, shape, dtype, body):
+        """The arith.constant node of literal ``body`` (dense<body>)."""
         v = Value(self.fresh("c"), shape, dtype)
         self.g.nodes.append(Node("constant", [], {"literal": body}, v,
                                  f"%{v.name} = arith.constant dense<{body}> : {v.type}"))
@@ -222,10 +226,8 @@ class _Builder:
         else:
             vals = [x for x in (0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -0.125, 0.75) if lo <= x <= hi]
             lit = repr(self.rnd.choice(vals) if vals else (lo + hi) / 2)
-        v = Value(self.fresh("c"), shape, dtype)
-        self.g.nodes.append(Node("constant", [], {"literal": lit}, v,
-                                 f"%{v.name} = arith.constant dense<{lit}> : {v.type}"))
-        self.g.tags.update(("op:constant", "pattern:const_operand", "dtype:" + dtype))
+        v = self.constant_node(shape, dtype, lit)
+        self.g.tags.update(("pattern:const_operand", "dtype:" + dtype))
         self.values.append(v)
         return v
 

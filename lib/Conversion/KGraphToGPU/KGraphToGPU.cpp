@@ -480,18 +480,18 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func,
           /*byteOffset=*/0);
   SmallVector<Value> allocations;
   SmallVector<Value> constants; // the tensor constants given a buffer
-  // A tensor constant kernels do not fold (isFoldedConstant), or one read
-  // from memory even if a splat (a group input, e.g. a GEMM operand; the
-  // source of a view): a buffer of its own whose data the plan carries
-  // (kind "constant"), uploaded once per device at load like a parameter.
+  // A tensor constant read from memory: a group input (one its kernel does
+  // not fold, isFoldedConstant; a splat too where the kernel loads it, a
+  // GEMM operand say) or the source of a view. A buffer of its own whose
+  // data the plan carries (kind "constant"), uploaded once per device at
+  // load like a parameter.
   for (auto cst : oldBody.getOps<arith::ConstantOp>()) {
     auto type = llvm::dyn_cast<RankedTensorType>(cst.getType());
     auto dense = llvm::dyn_cast<DenseElementsAttr>(cst.getValue());
     bool inMemory = llvm::any_of(cst->getUsers(), [](Operation *user) {
       return isa<FusedOp>(user) || getViewByteOffset(user);
     });
-    if (!type || cst->use_empty() ||
-        (!inMemory && isFoldedConstant(cst, [](Operation *) { return true; })))
+    if (!type || !inMemory)
       continue;
     if (!dense)
       return cst.emitOpError("a tensor constant needs dense elements to be "

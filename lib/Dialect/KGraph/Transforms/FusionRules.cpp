@@ -11,8 +11,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
-#include <functional>
-
 using namespace mlir;
 using namespace kgraph;
 
@@ -64,24 +62,28 @@ bool kgraph::isFoldedConstant(Operation *def,
            use.getOperandNumber() < 2 && !stencilFilter(use);
   };
   // A slice read in place is the operand too, also below a matmul's
-  // prologue (casts, scalings).
-  std::function<bool(Value, int)> reachesGemmOperand = [&](Value value,
-                                                           int depth) {
-    return llvm::any_of(value.getUses(), [&](OpOperand &u) {
+  // prologue: a chain of single-use casts and scalings (analyzeGemmGroup's).
+  auto slicedGemmOperand = [&](Operation *slice) {
+    Value value = slice->getResult(0);
+    for (unsigned step = 0; step <= kMaxPrologueOps; ++step) {
+      if (!value.hasOneUse())
+        return false;
+      OpOperand &u = *value.use_begin();
       Operation *user = u.getOwner();
       if (!inGroup(user))
         return false;
       if (gemmOperand(u))
         return true;
-      return depth > 0 && isPrologueOp(user) &&
-             getPrologueInput(user) == value &&
-             reachesGemmOperand(user->getResult(0), depth - 1);
-    });
+      if (!isPrologueOp(user) || getPrologueInput(user) != value)
+        return false;
+      value = user->getResult(0);
+    }
+    return false;
   };
   auto loadedOperand = [&](OpOperand &use) {
     Operation *user = use.getOwner();
     if (isGemmOperandSlice(user))
-      return reachesGemmOperand(user->getResult(0), 2);
+      return slicedGemmOperand(user);
     return gemmOperand(use) ||
            (llvm::isa<Pool2dOp>(user) && use.getOperandNumber() == 0);
   };

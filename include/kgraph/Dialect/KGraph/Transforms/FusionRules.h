@@ -55,9 +55,9 @@ bool isSplatConstant(mlir::Value value);
 
 /// True if the constant `def` is cloned into the group of `inGroup` ops
 /// that reads it, its values folded into the kernel: a splat that no
-/// matmul or GEMM conv2d of the group reads as an operand and no pool2d as
-/// its input (those kernels load them from memory), any constant that is
-/// not a tensor, or a tensor
+/// matmul or GEMM conv2d of the group reads as an operand (directly, or
+/// through a slice read in place) and no pool2d as its input (those kernels
+/// load them from memory), any constant that is not a tensor, or a tensor
 /// read only as the filter of stencil conv2ds (isStencilOp: the taps become
 /// immediates). Any other constant stays outside as a group input: a buffer
 /// the plan carries.
