@@ -4,6 +4,13 @@ NHWC conv2d benchmark layers whose model pick is a TMA kernel, next to the
 pick, in bench/conv_variants/build.py's manifest format (run.py times them).
 
     bench/conv_variants/streamk_build.py .gpu OUT_DIR build/bin/kgraph-opt [BLOCKS ...]
+    bench/conv_variants/streamk_build.py --persistent .gpu OUT_DIR build/bin/kgraph-opt
+
+--persistent: every layer (whatever its pick's copy engine), and only
+grids of whole tiles: each tile shape as a data-parallel TMA grid and as
+persistent grids of one block per SM (the largest divisor of the tiles
+between 3/4 of the SMs and all of them) and of two (between 3/2 of the SMs
+and twice them, 2 stages so that two blocks fit).
 """
 import glob
 import json
@@ -12,8 +19,13 @@ import re
 import subprocess
 import sys
 
-cases_dir, out, opt = sys.argv[1], sys.argv[2], sys.argv[3]
-blocks = [int(b) for b in sys.argv[4:]] or [132]
+args = sys.argv[1:]
+persistent = "--persistent" in args
+if persistent:
+    args.remove("--persistent")
+cases_dir, out, opt = args[0], args[1], args[2]
+blocks = [int(b) for b in args[3:]] or [132]
+SMS = 132
 os.makedirs(out, exist_ok=True)
 CONFIG = re.compile(r"#kgraph\.matmul_config<[^>]*>")
 
@@ -28,13 +40,38 @@ def with_fields(cfg, **kv):
     return cfg
 
 
+def divisor(tiles, lo, hi):
+    """The largest divisor of `tiles` in [lo, hi] below `tiles`, or 0."""
+    return next((d for d in range(min(hi, tiles - 1), lo - 1, -1) if tiles % d == 0), 0)
+
+
+def add_persistent(candidates, chosen, pick, m, n, pixels, f_out):
+    """Tile m x n as a data-parallel TMA grid and as persistent grids of
+    whole tiles, one and two blocks per SM."""
+    base = with_fields(chosen, tile_m=m, tile_n=n)
+    base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
+                  f"instruction_shape = [64, {min(n, 256)}, 16]", base)
+    if (m, n) != pick:
+        base = with_fields(base, warps_m=4 * max(1, m * n // (128 * 128)), warps_n=1)
+    base = re.sub(r", (copy = \w+|stream_k = \d+)", "", base)
+    base = re.sub(r", group_m = \d+", "", base)[:-1] + ", copy = tma>"
+    candidates[f"t{m}x{n}_tma"] = [with_fields(base, stages=s) for s in (5, 4, 3, 2)]
+    tiles = -(-pixels // m) * -(-f_out // n)
+    for per_sm, lo, hi, stages in ((1, 3 * SMS // 4, SMS, (5, 4, 3, 2)),
+                                   (2, 3 * SMS // 2, 2 * SMS, (2,))):
+        b = divisor(tiles, lo, hi)
+        if b:
+            sk = base[:-1] + f", stream_k = {b}>"
+            candidates[f"t{m}x{n}_pw{b}"] = [with_fields(sk, stages=s) for s in stages]
+
+
 manifest = []
 for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir"))):
     layer = os.path.basename(path)[len("bench_conv_f16_nhwc_resnet_"):-len(".mlir")]
     tiled = subprocess.run([opt, "--tile=sm_90a", "--emit=tiled", path],
                            capture_output=True, text=True, check=True).stdout
     chosen = CONFIG.search(tiled).group(0)
-    if "copy = tma" not in chosen:
+    if "copy = tma" not in chosen and not persistent:
         continue
     src = open(path).read()
     shapes = re.search(r"func.func @main\(%\w+: tensor<([0-9x]+)xf16>, %\w+: "
@@ -50,7 +87,12 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
         shapes_tried.add((128, 256))
     out_dims = [int(x) for x in shapes.group(3).split("x")]
     pixels = out_dims[0] * out_dims[1] * out_dims[2]
+    if persistent:
+        shapes_tried |= {(256, 64), (128, 64)}
     for (m, n) in sorted(shapes_tried):
+        if persistent:
+            add_persistent(candidates, chosen, (tm, tn), m, n, pixels, f_out)
+            continue
         base = with_fields(chosen, tile_m=m, tile_n=n)
         base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
                       f"instruction_shape = [64, {min(n, 256)}, 16]", base)

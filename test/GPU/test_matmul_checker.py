@@ -103,7 +103,11 @@ def test_names_are_unique_and_memcheck_subset_is_small():
     assert len(names) == len(set(names))
     mc = [c for c in CASES if c["memcheck"]]
     assert 10 <= len(mc) <= 40
-    assert max(c["flops"] for c in mc) <= 2 * 3 * 65 * 33 * 17
+    # Stream-K grids need several 128x128 tiles of several k tiles: their
+    # memcheck cases are the 200x136x520 ones.
+    plain = [c for c in mc if "streamk" not in c["name"]]
+    assert max(c["flops"] for c in plain) <= 2 * 3 * 65 * 33 * 17
+    assert max(c["flops"] for c in mc) <= 2 * 200 * 136 * 520
     assert {c["combo"] for c in mc} == set(MC.COMBOS)
     assert any(c["attrs"]["transpose_a"] for c in mc)
     assert any(c["dims"]["batch"] for c in mc)

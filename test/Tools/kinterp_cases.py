@@ -532,6 +532,11 @@ gemm("bmm_bf16_tma3_sk7_tt_2x72x64x200", 72, 64, 200, "bf16", acc="f32", ta=True
      batch=2, config=sk(TMA3, 7), targets=["sm_90a"])
 gemm("mm_f16_tma3_sk40_100x72x136", 100, 72, 136, "f16", config=sk(TMA3, 40),
      targets=["sm_90a"])
+# Whole tiles per block (B divides the tiles: the persistent data-parallel
+# grid the model picks for short-K grids of several waves): each block's
+# second tile's loads run under its first tile's epilogue.
+gemm("mm_f16_tma3_sk3whole_130x136x328_bias_res", 130, 136, 328, "f16", acc="f32",
+     bias=True, residual=True, config=sk(TMA3, 3), targets=["sm_90a"])
 
 
 # ---- conv2d ----------------------------------------------------------------------------------
@@ -613,6 +618,9 @@ conv("conv_nhwc_f16_tma_2x7x7x64_f64_k1", 2, 64, 7, 7, 64, 1, 1, "nhwc", "f16",
      targets=["sm_90a"], config=TMA3)
 conv("conv_nhwc_f16_tma_sk6_2x9x11x128_f72_k3p1_bias", 2, 128, 9, 11, 72, 3, 3, "nhwc",
      "f16", acc="f32", pad=(1, 1, 1, 1), bias=True, targets=["sm_90a"], config=sk(TMA3, 6))
+conv("conv_nhwc_f16_tma_sk2whole_2x9x11x128_f72_k3p1_bias", 2, 128, 9, 11, 72, 3, 3,
+     "nhwc", "f16", acc="f32", pad=(1, 1, 1, 1), bias=True, targets=["sm_90a"],
+     config=sk(TMA3, 2))
 conv("conv_nhwc_f16_cp_1x8x8x16_f32_k3p1", 1, 16, 8, 8, 32, 3, 3, "nhwc", "f16", acc="f32",
      pad=(1, 1, 1, 1), targets=["sm_80"],
      config=mm_config(64, 32, 32, 2, 2, 3, "mma_sync", [16, 8, 16], 8, 8))

@@ -14,12 +14,15 @@
 // is still read by the previous tile's wgmmas): the model finds it L2-bound,
 // plus the main loop's unhidden per-iteration overhead; the epilogue's 64 MB
 // of f32 stores (8 warps at 0.45 B per warp-clock) hide behind it.
+// The 4 waves of one block per SM pay 3 block turnovers (5000 cycles each)
+// that a persistent grid of whole tiles would hide: 15000 cycles, too few
+// for it to be picked (tile-matmul-stream-k.mlir).
 // On the T4 (no cp.async, m16n8k8) the model picks 128x128x16 in 2 stages,
 // which travel through registers: (128 x 16 + 16 x 128) x 2 B / (128
 // threads x 4 B) = 16 staging registers; fragments 2 x (4 x 2 + 8 x 1).
 // T4: remark: matmul smem 20992 B, 216 regs/thread (acc 128, frag 32, staging 16, addresses 0), 128 threads, 2 blocks/SM (registers), 1024 blocks in 13 waves (98.5% efficient)
 func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf32> {
-  // expected-remark @+1 {{matmul smem 197696 B, 168 regs/thread (acc 128, frag 0, staging 0, addresses 0), 256 threads, 1 blocks/SM (shared memory), 512 blocks in 4 waves (97.0% efficient), cycles: compute 254200, global 381300, shared 158875, overhead 3972, epilogue 141222, estimated 437043}}
+  // expected-remark @+1 {{matmul smem 197696 B, 168 regs/thread (acc 128, frag 0, staging 0, addresses 0), 256 threads, 1 blocks/SM (shared memory), 512 blocks in 4 waves (97.0% efficient), cycles: compute 254200, global 381300, shared 158875, overhead 3972, epilogue 141222, block turnover 15000, estimated 437043}}
   %0 = kgraph.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
 }

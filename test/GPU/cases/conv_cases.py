@@ -189,12 +189,21 @@ TMA_CONV = [
 ]
 
 
-def tma_conv_config(tile_m, tile_k):
+#: Stream-K grids of TMA convs (persistent blocks over the tiles'
+#: iterations): (TMA_CONV tag, stream_k). tma_3x3 has 8 tiles of 9
+#: iterations: 5 blocks split tiles, 4 take two whole tiles each;
+#: tma_3x3_k128 8 tiles of 9 over 3 blocks (split); tma_dilation2 over 7.
+TMA_CONV_STREAM_K = [("tma_3x3", 5), ("tma_3x3", 4), ("tma_3x3_k128", 3),
+                     ("tma_dilation2", 7)]
+
+
+def tma_conv_config(tile_m, tile_k, stream_k=0):
     warps = 4 if tile_m == 64 else 8
+    sk = f", stream_k = {stream_k}" if stream_k else ""
     return (f"#kgraph.matmul_config<tile_m = {tile_m}, tile_n = 64, tile_k = {tile_k}, "
             f"warps_m = {warps}, warps_n = 1, stages = 3, "
             "instruction = wgmma, instruction_shape = [64, 64, 16], "
-            "load_width = 8, smem_padding = 0, copy = tma>")
+            f"load_width = 8, smem_padding = 0, copy = tma{sk}>")
 
 
 def resnet_tag(c, hw, f, k, s):
@@ -235,6 +244,14 @@ def all_cases():
         case = ConvCase(f"conv_tma_{combo}_nhwc_{tag}", combo, "nhwc",
                         n, c, h, w, f, kh, kw, st, pad, dil, 1)
         case.pinned_config = tma_conv_config(tm, tk)
+        case.memcheck = True
+        cases.append(case)
+    tma = {t[0]: t[1:] for t in TMA_CONV}
+    for tag, blocks in TMA_CONV_STREAM_K:
+        n, c, h, w, f, kh, kw, st, pad, dil, tm, tk, combo = tma[tag]
+        case = ConvCase(f"conv_tma_{combo}_nhwc_{tag}_sk{blocks}", combo, "nhwc",
+                        n, c, h, w, f, kh, kw, st, pad, dil, 1)
+        case.pinned_config = tma_conv_config(tm, tk, blocks)
         case.memcheck = True
         cases.append(case)
     check_unique_names(cases, "conv")

@@ -88,6 +88,26 @@ WGMMA_CASES = [
     ("wg1x1_n64", "f16_f32", 3, (65, 33, 17), True, True),
     ("wg2x1_n128", "bf16_bf16", 8, (128, 128, 128), False, False),
 ]
+#: Stream-K grids (TMA copies, 128x128 tiles, persistent blocks over the
+#: tiles' iterations): (combo, (M, N, K), transpose_b, stream_k). Ragged M,
+#: N and K; blocks that split tiles (several partials per tile, a tile
+#: finished by a block that did not start it) and blocks of whole tiles.
+STREAM_K_CASES = [
+    ("f16_f32", (200, 136, 520), False, 5),      # 4 tiles x 9: split
+    ("f16_f32", (200, 136, 520), False, 2),      # two whole tiles per block
+    ("f16_f16", (256, 1000, 2048), False, 12),   # 16 tiles x 32: split
+    ("bf16_bf16", (256, 1000, 2048), True, 8),   # two whole tiles per block
+    ("f16_f32", (130, 72, 4104), False, 7),      # 2 tiles x 65: 3-4 blocks a tile
+]
+
+
+def stream_k_config(blocks):
+    return ("#kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, "
+            "warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, "
+            "instruction_shape = [64, 128, 16], load_width = 8, "
+            f"smem_padding = 0, copy = tma, stream_k = {blocks}>")
+
+
 #: Memcheck subset of the wgmma cases: the small shapes of two configs.
 MEMCHECK_WGMMA = {(33, 65, 17), (65, 33, 17)}
 MEMCHECK_WGMMA_TAGS = {"wg2x1_n128", "wg1x1_n64"}
@@ -217,6 +237,12 @@ def all_cases():
         c.pinned_config = wgmma_config(
             tag, load_width(m if ta else k, k if tb else n))
         c.memcheck = (m, n, k) in MEMCHECK_WGMMA and tag in MEMCHECK_WGMMA_TAGS
+        cases.append(c)
+    for combo, (m, n, k), tb, blocks in STREAM_K_CASES:
+        c = MatmulCase(combo, m, n, k, transpose_b=tb)
+        c.name = c.name.replace("matmul_", f"matmul_streamk{blocks}_", 1)
+        c.pinned_config = stream_k_config(blocks)
+        c.memcheck = m * n * k < 2 ** 25
         cases.append(c)
     # precision = ieee written out (the default, spelled explicitly).
     c = MatmulCase("f32_f32", 33, 65, 17, explicit_ieee=True)

@@ -31,10 +31,13 @@
 //
 // A stream-K grid (stream_k = B) has min(B, blocks * kIters) persistent
 // blocks sharing the iterations: waveEff also counts the busiest block's
-// iterations against the mean; T is then stretched by kStreamKSlowdown
-// (measured) and adds the last block's serial read of a split tile's
-// partials (its blocks + 1 tiles in the accumulator type at one SM's L2
-// rate).
+// iterations against the mean. Where its blocks split tiles, T is then
+// stretched by kStreamKSplitSlowdown (measured) and adds the last block's
+// serial read of a split tile's partials (its blocks + 1 tiles in the
+// accumulator type at one SM's L2 rate); whole tiles per block cost
+// nothing more. A data-parallel grid of one block per SM and several waves
+// also reports what its blocks cost between tiles (turnoverCycles,
+// kBlockTurnoverCycles), which a persistent grid of whole tiles hides.
 //
 // - The math rate needs 8 resident warps (two per SM sub-partition) to reach
 //   its peak, which is what makes 4-warp blocks want two blocks per SM.
@@ -289,10 +292,24 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kEpilogueBytesPerWarpClock = 0.45;
 static constexpr double kEpilogueBytesPerSMClock = 6.5;
 
-/// How much slower a stream-K grid's main loops ran than the data-parallel
-/// estimate of the same work, on the H100 (bench/RESULTS.md, S24-2: 1.3 to
-/// 1.45 on matmuls of 2 to 62 iterations per block and tile).
-static constexpr double kStreamKSlowdown = 1.35;
+/// How much slower a stream-K grid that splits tiles ran than the
+/// data-parallel estimate of the same work, on the H100 (bench/RESULTS.md,
+/// S24-2: 1.3 to 1.45 on few-tile matmuls; S28-1: 1.13 to 1.67 on grids of
+/// one tile per SM and more, after the persistent loop's fix). A grid of
+/// whole tiles per block ran at the data-parallel rate (S28-1: 0.97-1.02x),
+/// so it gets no slowdown.
+static constexpr double kStreamKSplitSlowdown = 1.5;
+
+/// What a block costs an SM between tiles in a data-parallel grid of one
+/// block per SM, beyond the main-loop estimate: the next block starts
+/// only when this one has stored its tile, then fills its pipeline. A
+/// persistent grid of whole tiles per block loads the next tile under the
+/// previous one's epilogue and pays it once. Measured on the H100
+/// (bench/RESULTS.md, S28-1): the 64-channel 3x3 conv, 256x64 TMA tiles,
+/// took 54.6 us as 6 waves and 46.9 us as 112 blocks of 7 tiles, which
+/// the model's estimates (69984 and 81648 cycles) give with 5000 cycles
+/// for each of the 5 turnovers.
+static constexpr double kBlockTurnoverCycles = 5000;
 
 /// Multiply-adds per clock per SM of `kind` on `operandType`, from the SM
 /// table's f16 rates scaled by the element-type table's operand rate (tf32
@@ -411,13 +428,15 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
                                    : std::max(e.computeCycles, e.globalCycles);
   double mainLoop = std::max(pipelined, e.sharedCycles) + e.overheadCycles;
   e.cycles = std::max(mainLoop, e.epilogueCycles) / e.waveEfficiency;
-  if (t.streamK > 0) {
-    // Measured on the H100 (bench/RESULTS.md, S24-2): the persistent grid's
-    // main loops ran kStreamKSlowdown times the data-parallel estimate,
-    // and a split tile's last block reads the partials of all the tile's
-    // blocks alone, after writing its own: (blocks per tile + 1) tiles in
-    // the accumulator type at one SM's L2 rate, on the critical path.
-    e.cycles *= kStreamKSlowdown;
+  if (t.streamK == 0 && resident == 1 && e.waves > 1)
+    e.turnoverCycles = double(e.waves - 1) * kBlockTurnoverCycles;
+  if (t.streamK > 0 && tiles % e.numBlocks != 0) {
+    // Split tiles (measured, kStreamKSplitSlowdown): the main loops ran
+    // slower than the data-parallel estimate, and a split tile's last
+    // block reads the partials of all the tile's blocks alone, after
+    // writing its own: (blocks per tile + 1) tiles in the accumulator type
+    // at one SM's L2 rate, on the critical path.
+    e.cycles *= kStreamKSplitSlowdown;
     int64_t perBlock = llvm::divideCeilSigned(tiles * kIters, e.numBlocks);
     int64_t perTile = llvm::divideCeilSigned(kIters, perBlock) + 1;
     e.fixupCycles = double(perTile + 1) * double(t.tileM * t.tileN) *
@@ -463,6 +482,8 @@ std::string kgraph::describeEstimate(const MatmulEstimate &e) {
      << std::llround(e.epilogueCycles);
   if (e.fixupCycles > 0)
     os << ", stream-K partials " << std::llround(e.fixupCycles);
+  if (e.turnoverCycles > 0)
+    os << ", block turnover " << std::llround(e.turnoverCycles);
   os << ", estimated "
      << (std::isfinite(e.cycles) ? std::llround(e.cycles) : -1);
   return s;

@@ -323,13 +323,14 @@ static constexpr int64_t kStreamKMaxWaves = 4;
 /// Band heights of grouped rasterization (group_m) the variants try.
 static constexpr int64_t kVariantGroupM[] = {1, 4, 8, 16, 32};
 
-/// `t` as a stream-K grid of one block per SM with TMA copies, with as many
-/// of its stages as fit beside the staged epilogue's own region.
+/// `t` as a stream-K grid of `blocks` persistent blocks (default one per
+/// SM) with TMA copies, with as many of its stages as fit beside the staged
+/// epilogue's own region.
 static Tiling streamKVariant(Tiling t, const MatmulProblem &p,
-                             const SMTarget &target) {
+                             const SMTarget &target, int64_t blocks = 0) {
   t.copy = CopyKind::tma;
   t.groupM = 1;
-  t.streamK = target.numSMs;
+  t.streamK = blocks > 0 ? blocks : target.numSMs;
   while (t.stages > 1 &&
          getGemmSharedMemoryLayout(p, tileShapeOf(t)).totalBytes >
              int64_t(target.sharedMemPerBlock))
@@ -386,39 +387,69 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
   }
 }
 
-/// A stream-K variant (one block per SM, copy = tma) of the wgmma tilings
-/// among `candidates`, the fastest by the model, when it is estimated at
-/// least kStreamKMinGain faster than `bestCycles`. Plain matmuls only:
-/// measured there (bench/RESULTS.md, S24-2: 2.2-3.5x on 4-16 tiles of
-/// 16-32K deep, 20-45% slower on grids of 64 tiles and more); a deep-K conv
-/// over few pixels is kgraph-split-k-convs' (measured on the H200).
+/// The persistent blocks of a grid of whole tiles per block for `tiles`
+/// output tiles: the largest divisor of `tiles` that uses at least 3/4 of
+/// the SMs and at most all of them, when each block gets several tiles; 0
+/// when there is none.
+static int64_t wholeTileBlocks(int64_t tiles, const SMTarget &target) {
+  int64_t sms = target.numSMs;
+  if (tiles <= sms)
+    return 0;
+  for (int64_t d = sms; 4 * d >= 3 * sms; --d)
+    if (tiles % d == 0)
+      return d;
+  return 0;
+}
+
+/// A persistent variant (copy = tma) that the model estimates at least
+/// kStreamKMinGain faster than `best`, the best data-parallel tiling, with
+/// the block turnovers of its grid. Two kinds:
+/// - `best` as whole tiles per block (wholeTileBlocks), matmuls and convs:
+///   the next tile's loads and wgmmas run under the previous tile's
+///   epilogue (bench/RESULTS.md, S28-1: the 64-channel 3x3 conv 1.16x its
+///   data-parallel pick). Only `best`'s own tiling: the model does not tell
+///   stage counts apart where L2 binds, and the persistent grid keeps as
+///   many of `best`'s stages as fit;
+/// - one block per SM splitting tiles, the fastest of the wgmma tilings
+///   among `candidates`, plain matmuls only: measured there (S24-2:
+///   2.2-3.5x on 4-16 tiles of 16-32K deep); on the deep-K 1x1 convs it ran
+///   0.58-0.63 of cuDNN against the pick's 0.81-0.85 (S28-1), and a deep-K
+///   conv over few pixels is kgraph-split-k-convs'.
 template <typename Candidates, typename GetTiling>
 static std::optional<Tiling>
 chooseStreamK(const Candidates &candidates, GetTiling getTiling,
-              double bestCycles, const MatmulProblem &p, const SMTarget &target,
+              const Tiling &best, const MatmulEstimate &bestEstimate,
+              const MatmulProblem &p, const SMTarget &target,
               MLIRContext *ctx) {
-  if (p.conv || !target.hasTma)
+  if (!target.hasTma)
     return std::nullopt;
-  std::optional<Tiling> best;
+  std::optional<Tiling> chosen;
   double bestSk = std::numeric_limits<double>::infinity();
   llvm::SmallDenseSet<Attribute> seen;
-  for (const auto &c : candidates) {
-    if (getTiling(c).kind != MmaKind::wgmma)
-      continue;
-    Tiling v = streamKVariant(getTiling(c), p, target);
+  auto consider = [&](const Tiling &v) {
     MatmulConfigAttr attr = v.toAttr(ctx);
     if (!seen.insert(attr).second ||
         !getTmaConfigError(attr, p, target).empty())
-      continue;
+      return;
     MatmulEstimate e = estimateTiling(v, p, target);
     if (e.occupancy.blocksPerSM == 0 || e.cycles >= bestSk)
-      continue;
+      return;
     bestSk = e.cycles;
-    best = v;
-  }
-  if (!best || bestSk * (1 + kStreamKMinGain) >= bestCycles)
+    chosen = v;
+  };
+  int64_t tiles = p.batch * llvm::divideCeilSigned(p.m, best.tileM) *
+                  llvm::divideCeilSigned(p.n, best.tileN);
+  if (best.kind == MmaKind::wgmma)
+    if (int64_t whole = wholeTileBlocks(tiles, target))
+      consider(streamKVariant(best, p, target, whole));
+  if (!p.conv)
+    for (const auto &c : candidates)
+      if (getTiling(c).kind == MmaKind::wgmma)
+        consider(streamKVariant(getTiling(c), p, target));
+  if (!chosen || bestSk * (1 + kStreamKMinGain) >=
+                     bestEstimate.cycles + bestEstimate.turnoverCycles)
     return std::nullopt;
-  return best;
+  return chosen;
 }
 
 FailureOr<SmallVector<MatmulConfigAttr>>
@@ -593,7 +624,8 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
   SmallVector<MatmulConfigAttr> ranked;
   if (std::optional<Tiling> sk = chooseStreamK(
           candidates, [](const Candidate &c) { return c.tiling; },
-          order.front().c->estimate.cycles, p, target, ctx))
+          order.front().c->tiling, order.front().c->estimate, p, target,
+          ctx))
     ranked.push_back(sk->toAttr(ctx));
   for (const Ranked &r : order) {
     const Candidate &c = *r.c;

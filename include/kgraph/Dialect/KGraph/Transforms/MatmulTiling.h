@@ -86,6 +86,12 @@ struct MatmulEstimate {
          overheadCycles = 0, epilogueCycles = 0, cycles = 0;
   /// A stream-K grid's partial tiles, written and read back through L2.
   double fixupCycles = 0;
+  /// A data-parallel grid of one block per SM over several waves: what
+  /// its blocks cost between tiles (the epilogue's tail, the next block's
+  /// pipeline fill). Not in `cycles` (the data-parallel ranking was
+  /// calibrated without it); it decides between this grid and a persistent
+  /// one of whole tiles per block, which hides it.
+  double turnoverCycles = 0;
 };
 /// `config` must have passed verifyMatmulConfig for `problem` and `target`
 /// (a tensor-core instruction only on operands that have one).
