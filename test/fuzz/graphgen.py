@@ -197,6 +197,8 @@ class _Builder:
     def constant(self, shape, dtype, splat=True):
         """arith.constant: a splat (usually) or a small dense constant."""
         def lit():
+            if dtype == "i1":
+                return self.rnd.choice(["true", "false"])
             if dtype in INTS:
                 return str(self.rnd.randint(-5, 5))
             return repr(self.rnd.choice([0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -0.125]))
@@ -221,7 +223,9 @@ class _Builder:
 
     def const_operand(self, shape, dtype, lo, hi):
         """A splat constant in [lo, hi] that later ops may read."""
-        if dtype in INTS:
+        if dtype == "i1":
+            lit = self.rnd.choice(["true", "false"])
+        elif dtype in INTS:
             lit = str(self.rnd.randint(max(int(lo), -5), min(int(hi), 5)))
         else:
             vals = [x for x in (0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -0.125, 0.75) if lo <= x <= hi]
@@ -802,7 +806,7 @@ def _eval_node(torch, F, n, vals):
     xs = [vals[o.name] for o in n.operands]
     dt = n.result.dtype
     if k == "constant":
-        lit = a["literal"]
+        lit = {"true": "1.0", "false": "0.0"}.get(a["literal"], a["literal"])
         data = eval(lit) if lit.startswith("[") else float(lit)  # noqa: S307 (our own literal)
         t = torch.tensor(data, dtype=torch.float64)
         return _round(torch, t.expand(n.result.shape).clone() if t.dim() == 0 else t, dt)
