@@ -338,11 +338,26 @@ static Tiling streamKVariant(Tiling t, const MatmulProblem &p,
   return t;
 }
 
+/// The persistent blocks of a grid of whole tiles per block for `tiles`
+/// output tiles: the largest divisor of `tiles` that uses at least 3/4 of
+/// the SMs and at most all of them, when each block gets several tiles; 0
+/// when there is none.
+static int64_t wholeTileBlocks(int64_t tiles, const SMTarget &target) {
+  int64_t sms = target.numSMs;
+  if (tiles <= sms)
+    return 0;
+  for (int64_t d = sms; 4 * d >= 3 * sms; --d)
+    if (tiles % d == 0)
+      return d;
+  return 0;
+}
+
 /// Appends to `ranked` the variants of its wgmma tilings that the model does
 /// not tell apart, for measured tuning (bench/gemm_variants): the other band
 /// heights of grouped rasterization (below the grid's M tiles), the other
-/// copy engine (cp.async or TMA) and a stream-K grid (grids of a few waves
-/// whose last one leaves SMs idle), in rank order after every ranked tiling,
+/// copy engine (cp.async or TMA), a stream-K grid (grids of a few waves
+/// whose last one leaves SMs idle) and a persistent grid of whole tiles per
+/// block (wholeTileBlocks), in rank order after every ranked tiling,
 /// so the ranking and its rank 1 are unchanged. Variants the problem or
 /// target cannot run are left to the one legality check (verifyForGroup)
 /// that every listed candidate passes; duplicates are dropped.
@@ -374,31 +389,23 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
           ranked.push_back(attr);
       }
     }
-    // Stream-K where the tiles leave SMs idle in the last (or only) wave.
+    // Stream-K where the tiles leave SMs idle in the last (or only) wave,
+    // and a persistent grid of whole tiles per block where there is one.
     if (!target.hasTma)
       continue;
     int64_t tiles = p.batch * tilesM * llvm::divideCeilSigned(p.n, t.tileN);
-    if (tiles % target.numSMs == 0 || tiles > kStreamKMaxWaves * target.numSMs)
-      continue;
-    MatmulConfigAttr attr =
-        streamKVariant(t, p, target).toAttr(ranked[i].getContext());
-    if (seen.insert(attr).second)
-      ranked.push_back(attr);
+    SmallVector<Tiling, 2> persistent;
+    if (tiles % target.numSMs != 0 &&
+        tiles <= kStreamKMaxWaves * target.numSMs)
+      persistent.push_back(streamKVariant(t, p, target));
+    if (int64_t whole = wholeTileBlocks(tiles, target))
+      persistent.push_back(streamKVariant(t, p, target, whole));
+    for (const Tiling &v : persistent) {
+      MatmulConfigAttr attr = v.toAttr(ranked[i].getContext());
+      if (seen.insert(attr).second)
+        ranked.push_back(attr);
+    }
   }
-}
-
-/// The persistent blocks of a grid of whole tiles per block for `tiles`
-/// output tiles: the largest divisor of `tiles` that uses at least 3/4 of
-/// the SMs and at most all of them, when each block gets several tiles; 0
-/// when there is none.
-static int64_t wholeTileBlocks(int64_t tiles, const SMTarget &target) {
-  int64_t sms = target.numSMs;
-  if (tiles <= sms)
-    return 0;
-  for (int64_t d = sms; 4 * d >= 3 * sms; --d)
-    if (tiles % d == 0)
-      return d;
-  return 0;
 }
 
 /// A persistent variant (copy = tma) that the model estimates at least
