@@ -45,20 +45,27 @@ def divisor(tiles, lo, hi):
     return next((d for d in range(min(hi, tiles - 1), lo - 1, -1) if tiles % d == 0), 0)
 
 
-def add_persistent(candidates, chosen, pick, m, n, pixels, f_out):
-    """Tile m x n as a data-parallel TMA grid and as persistent grids of
-    whole tiles, one and two blocks per SM."""
+def tile_base(chosen, pick, m, n):
+    """The model's pick `chosen` (tile `pick`) with an m x n tile: the
+    instruction's N follows it, and another shape gets one warpgroup per
+    128 x 128 of the tile (the pick keeps its own warps)."""
     base = with_fields(chosen, tile_m=m, tile_n=n)
     base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
                   f"instruction_shape = [64, {min(n, 256)}, 16]", base)
     if (m, n) != pick:
         base = with_fields(base, warps_m=4 * max(1, m * n // (128 * 128)), warps_n=1)
-    base = re.sub(r", (copy = \w+|stream_k = \d+)", "", base)
+    return base
+
+
+def add_persistent(candidates, chosen, pick, m, n, pixels, f_out):
+    """Tile m x n as a data-parallel TMA grid and as persistent grids of
+    whole tiles, one and two blocks per SM."""
+    base = re.sub(r", (copy = \w+|stream_k = \d+)", "", tile_base(chosen, pick, m, n))
     base = re.sub(r", group_m = \d+", "", base)[:-1] + ", copy = tma>"
     candidates[f"t{m}x{n}_tma"] = [with_fields(base, stages=s) for s in (5, 4, 3, 2)]
     tiles = -(-pixels // m) * -(-f_out // n)
-    for per_sm, lo, hi, stages in ((1, 3 * SMS // 4, SMS, (5, 4, 3, 2)),
-                                   (2, 3 * SMS // 2, 2 * SMS, (2,))):
+    for lo, hi, stages in ((-(-3 * SMS // 4), SMS, (5, 4, 3, 2)),
+                           (-(-3 * SMS // 2), 2 * SMS, (2,))):
         b = divisor(tiles, lo, hi)
         if b:
             sk = base[:-1] + f", stream_k = {b}>"
@@ -93,13 +100,7 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
         if persistent:
             add_persistent(candidates, chosen, (tm, tn), m, n, pixels, f_out)
             continue
-        base = with_fields(chosen, tile_m=m, tile_n=n)
-        base = re.sub(r"instruction_shape = \[64, \d+, 16\]",
-                      f"instruction_shape = [64, {min(n, 256)}, 16]", base)
-        if (m, n) != (tm, tn):
-            # One warpgroup per 128 x 128 of the tile (the model's pick keeps
-            # its own warps).
-            base = with_fields(base, warps_m=4 * max(1, m * n // (128 * 128)), warps_n=1)
+        base = tile_base(chosen, (tm, tn), m, n)
         if (m, n) != (tm, tn):
             candidates[f"t{m}x{n}"] = [with_fields(base, stages=s) for s in (5, 4, 3)]
         for b in blocks:
@@ -113,8 +114,8 @@ for path in sorted(glob.glob(os.path.join(cases_dir, "bench_conv_f16_nhwc_*.mlir
         # tile's loads under this one's epilogue) where a block count of at
         # least 3/4 of the SMs divides the tiles.
         tiles = -(-pixels // m) * -(-f_out // n)
-        whole = max(d for d in range(1, max(blocks) + 1) if tiles % d == 0)
-        if tiles > whole and 4 * whole >= 3 * max(blocks):
+        whole = divisor(tiles, -(-3 * max(blocks) // 4), max(blocks))
+        if whole:
             sk = re.sub(r", group_m = \d+", "", base)[:-1] + f", stream_k = {whole}>"
             candidates[f"t{m}x{n}_skwhole{whole}"] = [with_fields(sk, stages=s)
                                                       for s in (5, 4, 3, 2)]

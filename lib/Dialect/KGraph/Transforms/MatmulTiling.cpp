@@ -338,6 +338,12 @@ static Tiling streamKVariant(Tiling t, const MatmulProblem &p,
   return t;
 }
 
+/// Output tiles of `t`'s data-parallel grid over `p`.
+static int64_t outputTiles(const Tiling &t, const MatmulProblem &p) {
+  return p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
+         llvm::divideCeilSigned(p.n, t.tileN);
+}
+
 /// The persistent blocks of a grid of whole tiles per block for `tiles`
 /// output tiles: the largest divisor of `tiles` that uses at least 3/4 of
 /// the SMs and at most all of them, when each block gets several tiles; 0
@@ -393,7 +399,7 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
     // and a persistent grid of whole tiles per block where there is one.
     if (!target.hasTma)
       continue;
-    int64_t tiles = p.batch * tilesM * llvm::divideCeilSigned(p.n, t.tileN);
+    int64_t tiles = outputTiles(t, p);
     SmallVector<Tiling, 2> persistent;
     if (tiles % target.numSMs != 0 &&
         tiles <= kStreamKMaxWaves * target.numSMs)
@@ -444,10 +450,8 @@ chooseStreamK(const Candidates &candidates, GetTiling getTiling,
     bestSk = e.cycles;
     chosen = v;
   };
-  int64_t tiles = p.batch * llvm::divideCeilSigned(p.m, best.tileM) *
-                  llvm::divideCeilSigned(p.n, best.tileN);
   if (best.kind == MmaKind::wgmma)
-    if (int64_t whole = wholeTileBlocks(tiles, target))
+    if (int64_t whole = wholeTileBlocks(outputTiles(best, p), target))
       consider(streamKVariant(best, p, target, whole));
   if (!p.conv)
     for (const auto &c : candidates)
