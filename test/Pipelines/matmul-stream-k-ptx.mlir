@@ -1,9 +1,11 @@
 // stream_k = B (TmaPipeline.cpp): a persistent grid of min(B, tiles x k
-// tiles) blocks; split tiles are finished by the last block to arrive
-// (atomic arrival counter, partial tiles through the workspace, membar.gl
-// on both sides). The PTX for sm_90a assembles without spills, and the plan
-// passes the kernel's workspace as a last "workspace" argument of
-// align(tiles * 4, 128) + 2 B * tile_m * tile_n * 4 bytes.
+// tiles) blocks (getStreamKSchedule: rounds of whole tiles, then the
+// remaining tiles split in k); split tiles are finished by the last block
+// to arrive (atomic arrival counter, partial tiles through the workspace,
+// membar.gl on both sides). The PTX for sm_90a assembles without spills,
+// and the plan passes the kernel's workspace as a last "workspace"
+// argument of align(split tiles * 4, 128) + split tiles * (pieces + 1) *
+// tile_m * tile_n * 4 bytes.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && split-file %s %t
 // RUN: for k in nn few; do \
@@ -26,33 +28,36 @@
 // CHECK: membar.gl;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 
-// 1000x712 in 128x128 tiles: 8 x 6 = 48 tiles of 6 k tiles (K = 328), 7
-// blocks; counters 192 -> 256 bytes, partials 2 * 7 * 128 * 128 * 4.
+// 1000x712 in 128x128 tiles: 8 x 6 = 48 tiles of 64 k tiles (K = 4096), 40
+// blocks: a round of whole tiles, then 8 tiles split into a head of 17 k
+// tiles and 4 pieces of 12 (the last 11), one piece for each of the 32
+// other blocks; counters 32 -> 128 bytes, partials 8 * 5 * 128 * 128 * 4.
 // PLAN: "kind": "tensor_maps",
-// PLAN: "bytes": 917760,
+// PLAN: "bytes": 2621568,
 // PLAN-NEXT: "kind": "workspace"
 // PLAN-NEXT: }
 // PLAN-NEXT: ],
 // PLAN-NEXT: "block": [
 // PLAN-NEXT: 384,
 // PLAN: "grid": [
-// PLAN-NEXT: 7,
+// PLAN-NEXT: 40,
 // PLAN-NEXT: 1,
 // PLAN-NEXT: 1
 // PLAN-NEXT: ],
 
-// 200x64x64: 2 tiles of 1 k tile; stream_k = 132 launches 2 blocks.
-// FEW: "bytes": 131200,
+// 200x64x64: 2 tiles of 1 k tile; stream_k = 132 launches 2 blocks of one
+// whole tile each: no partials, one counter word.
+// FEW: "bytes": 128,
 // FEW-NEXT: "kind": "workspace"
 // FEW: "grid": [
 // FEW-NEXT: 2,
 // FEW-NEXT: 1,
 
 //--- nn.mlir
-func.func @main(%a: tensor<1000x328xf16>, %b: tensor<328x712xf16>, %bias: tensor<712xf16>) -> tensor<1000x712xf16> {
-  %0 = kgraph.fused (%a, %b, %bias) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 7>} : (tensor<1000x328xf16>, tensor<328x712xf16>, tensor<712xf16>) -> tensor<1000x712xf16> {
-  ^bb0(%x: tensor<1000x328xf16>, %y: tensor<328x712xf16>, %z: tensor<712xf16>):
-    %m = kgraph.matmul %x, %y : tensor<1000x328xf16>, tensor<328x712xf16> -> tensor<1000x712xf16>
+func.func @main(%a: tensor<1000x4096xf16>, %b: tensor<4096x712xf16>, %bias: tensor<712xf16>) -> tensor<1000x712xf16> {
+  %0 = kgraph.fused (%a, %b, %bias) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 40>} : (tensor<1000x4096xf16>, tensor<4096x712xf16>, tensor<712xf16>) -> tensor<1000x712xf16> {
+  ^bb0(%x: tensor<1000x4096xf16>, %y: tensor<4096x712xf16>, %z: tensor<712xf16>):
+    %m = kgraph.matmul %x, %y : tensor<1000x4096xf16>, tensor<4096x712xf16> -> tensor<1000x712xf16>
     %s = kgraph.add %m, %z : tensor<1000x712xf16>, tensor<712xf16>
     %r = kgraph.relu %s : tensor<1000x712xf16>
     kgraph.yield %r : tensor<1000x712xf16>

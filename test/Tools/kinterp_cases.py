@@ -532,6 +532,21 @@ gemm("bmm_bf16_tma3_sk7_tt_2x72x64x200", 72, 64, 200, "bf16", acc="f32", ta=True
      batch=2, config=sk(TMA3, 7), targets=["sm_90a"])
 gemm("mm_f16_tma3_sk40_100x72x136", 100, 72, 136, "f16", config=sk(TMA3, 40),
      targets=["sm_90a"])
+# The schedule's split remainder (getStreamKSchedule): rounds of whole tiles
+# and then a tile split into a head and one piece, the pool's idle blocks
+# (bias, residual); a head and two pieces after a round (2 stages, no wgmma
+# in flight); six tiles whose six pieces one pool block takes in turn; four
+# pieces of one tile, seven pool blocks idle; batched transposed bf16.
+gemm("mm_f16_tma3_sk5split_130x136x1000_bias_res", 130, 136, 1000, "f16", acc="f32",
+     bias=True, residual=True, config=sk(TMA3, 5), targets=["sm_90a"])
+gemm("mm_f16_tma_sk3split_200x136x1200_relu", 200, 136, 1200, "f16", relu=True,
+     config=sk(TMA, 3), targets=["sm_90a"])
+gemm("mm_f16_tma3_sk7pool_130x136x4000", 130, 136, 4000, "f16", acc="f32", config=sk(TMA3, 7),
+     targets=["sm_90a"])
+gemm("mm_f16_tma3_sk12pieces_64x64x4000", 64, 64, 4000, "f16", acc="f32", config=sk(TMA3, 12),
+     targets=["sm_90a"])
+gemm("bmm_bf16_tma3_sk7split_tt_2x72x64x1000", 72, 64, 1000, "bf16", acc="f32", ta=True, tb=True,
+     batch=2, config=sk(TMA3, 7), targets=["sm_90a"])
 # Whole tiles per block (B divides the tiles: the persistent data-parallel
 # grid the model picks for short-K grids of several waves): each block's
 # second tile's loads run under its first tile's epilogue.

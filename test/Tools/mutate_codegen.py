@@ -190,15 +190,15 @@ MUTATIONS = [
         "iteration iter instead of its round iter / stages"),
     Mutation(
         "streamk_partial_slot", D + "TmaPipeline.cpp",
-        "          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(1), f.c(0)));\n",
-        "          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(0), f.c(1)));\n",
-        "stream-K: the last block reads each block's other partial slot (the "
-        "first block's tail slot, the others' head slots)"),
+        "                              ValueRange{slotIndex(w, seg.part, v)}, false,\n",
+        "                              ValueRange{slotIndex(w, w.c(0), v)}, false,\n",
+        "stream-K: every block of a split tile writes its partial to the "
+        "head's slot, so the pieces overwrite each other"),
     Mutation(
         "streamk_head_counted_twice", D + "TmaPipeline.cpp",
-        "      from = sm.add(firstBlock, sm.c(1));\n",
-        "      from = firstBlock;\n",
-        "stream-K: a tile's first block, finishing it early, adds its own "
+        "        sb, loc, sm.c(own.empty() ? 0 : 1), sm.c(parts), sm.c(1), init,\n",
+        "        sb, loc, sm.c(0), sm.c(parts), sm.c(1), init,\n",
+        "stream-K: a split tile's head, finishing it early, adds its own "
         "registers and then its (stale) partial slot too"),
     Mutation(
         "inline_reduce_last_only", D + "LaneEvaluator.cpp",

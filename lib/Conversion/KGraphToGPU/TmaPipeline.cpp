@@ -464,29 +464,75 @@ static LogicalResult emitDataParallel(OpBuilder &b, Location loc,
 }
 
 namespace {
-/// The stream-K schedule's arithmetic (see the file header): block b's
-/// iterations [b T / B, (b + 1) T / B) of T = tiles x kTiles.
+/// The stream-K schedule (getStreamKSchedule) as the kernel walks it: a
+/// block's segments, each the k tiles [kBegin, kBegin + len) of one output
+/// tile; segment s < rounds is tile s B + b, whole; the next ones are the
+/// block's head or pool pieces of the remaining tiles.
 struct StreamKGrid {
   StreamKGrid(const MatmulProblem &p, MatmulConfigAttr config)
-      : ws(getStreamKWorkspace(p, config)),
+      : ws(getStreamKWorkspace(p, config)), sched(ws.schedule),
         tilesM(llvm::divideCeilSigned(p.m, config.getTileM())),
-        tilesN(llvm::divideCeilSigned(p.n, config.getTileN())),
-        total(ws.tiles * ws.kTiles) {}
+        tilesN(llvm::divideCeilSigned(p.n, config.getTileN())) {}
 
-  /// The workspace's layout (counters, partial slots), which also gives
-  /// the grid's blocks, tiles and k tiles.
+  /// The workspace's layout (counters, partial slots) and the schedule.
   StreamKWorkspace ws;
-  int64_t tilesM, tilesN, total;
+  StreamKSchedule sched;
+  int64_t tilesM, tilesN;
 
-  /// The first iteration of block `blk`.
-  Value start(IndexMath &m, Value blk) const {
-    return m.div(m.mul(blk, total), ws.blocks);
+  struct Segment {
+    Value tile, kBegin, len;
+    /// A split tile's index among the remaining ones, and this segment's
+    /// slot among its S + 1 partials (0: the head); only for split tiles.
+    Value split, part;
+  };
+
+  /// How many segments block `blk` has.
+  Value count(IndexMath &m, Value blk) const {
+    int64_t rounds = sched.rounds, rem = sched.remainder;
+    if (rem == 0)
+      return m.c(rounds);
+    Value isHead = m.ult(blk, m.c(rem));
+    if (!sched.splits())
+      return m.add(m.select(isHead, m.c(1), m.c(0)), rounds);
+    // Pool block p has the units p, p + P, ... below R S.
+    int64_t units = rem * sched.pieces, pool = sched.poolBlocks();
+    Value p = m.select(isHead, m.c(0), m.sub(blk, m.c(rem)));
+    Value has = m.ult(p, m.c(units));
+    Value left = m.sub(m.c(units + pool - 1), m.minu(p, m.c(units)));
+    Value poolCount = m.select(has, m.div(left, pool), m.c(0));
+    return m.add(m.select(isHead, m.c(1), poolCount), rounds);
   }
-  /// The block whose range holds iteration `iter`: the largest b with
-  /// b T / B <= iter, i.e. ((iter + 1) B - 1) / T.
-  Value owner(IndexMath &m, Value iter) const {
-    return m.div(m.sub(m.mul(m.add(iter, 1), ws.blocks), m.c(1)), total);
+
+  /// Segment `s` of block `blk`.
+  Segment segment(IndexMath &m, Value blk, Value s) const {
+    int64_t B = sched.blocks, K = sched.kTiles, rounds = sched.rounds,
+            rem = sched.remainder;
+    Value isRound = m.ult(s, m.c(rounds));
+    Value roundTile = m.add(m.mul(s, B), blk);
+    if (rem == 0)
+      return {roundTile, m.c(0), m.c(K), Value(), Value()};
+    Value isHead = m.ult(blk, m.c(rem));
+    Value headTile = m.add(blk, rounds * B);
+    if (!sched.splits())
+      return {m.select(isRound, roundTile, headTile), m.c(0), m.c(K), Value(),
+              Value()};
+    // Pool unit u = p + (s - rounds) P: piece u / R of remaining tile u % R.
+    int64_t pool = sched.poolBlocks(), X = sched.head, L = sched.pieceLength;
+    Value p = m.select(isHead, m.c(0), m.sub(blk, m.c(rem)));
+    Value later = m.select(isRound, m.c(0), m.sub(s, m.c(rounds)));
+    Value u = m.add(p, m.mul(later, pool));
+    Value piece = m.div(u, rem);
+    Value split = m.select(isHead, blk, m.rem(u, rem));
+    Value pieceBegin = m.add(m.mul(piece, L), X);
+    Value pieceLen = m.minu(m.c(L), m.sub(m.c(K), pieceBegin));
+    Value kBegin = m.select(isHead, m.c(0), pieceBegin);
+    Value len = m.select(isHead, m.c(X), pieceLen);
+    Value part = m.select(isHead, m.c(0), m.add(piece, 1));
+    return {m.select(isRound, roundTile, m.add(split, rounds * B)),
+            m.select(isRound, m.c(0), kBegin), m.select(isRound, m.c(K), len),
+            split, part};
   }
+
   /// Output tile `tile` (batch-major, then M tiles, then N tiles).
   TmaTile decode(IndexMath &m, Value tile, int64_t tm, int64_t tn) const {
     Value col = m.rem(tile, tilesN);
@@ -497,23 +543,23 @@ struct StreamKGrid {
 };
 } // namespace
 
-/// The finished accumulators `acc` of the segment [kBegin, kBegin + len)
-/// of output tile `tile`, owned by block `blk`: either the whole tile
-/// (returned as they are, with true), or one partial of a split tile. The
-/// last block to arrive at a split tile gets the sum of all its partials
-/// in block order, and true; the others write their partial to their
-/// workspace slot and get false. The tile's first block (its segment starts
-/// the tile, and ends its own range, so it usually finishes last) first
-/// looks whether every other block has arrived: then it adds its registers
-/// in place of its partial, which it does not write (the same values, so
-/// the same sum bit for bit whoever is last).
+/// The finished accumulators `acc` of segment `seg` (not a whole tile: a
+/// split tile's head or piece): the last of the tile's S + 1 blocks to
+/// arrive gets the sum of its partials in slot order (head, then the
+/// pieces), and true; the others write their partial to the tile's slot
+/// for them in the workspace and get false. The head (it ends its block's
+/// work, so it usually finishes last) first looks whether every piece has
+/// arrived: then it adds its registers in place of its partial, which it
+/// does not write (the same values, so the same sum bit for bit whoever is
+/// last).
 static FailureOr<SmallVector<Value>>
 emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
-                 const StreamKGrid &grid, Value blk, Value tile, Value kBegin,
-                 Value len, ArrayRef<Value> acc) {
+                 const StreamKGrid &grid, const StreamKGrid::Segment &seg,
+                 ArrayRef<Value> acc) {
   const TmaLoopInputs &in = loop.in;
   IndexMath im{b, loc};
   const StreamKWorkspace &ws = grid.ws;
+  int64_t parts = grid.sched.pieces + 1;
   Type accType = loop.p.getAccumulatorType();
   int64_t accBytes = byteWidth(accType);
   auto vecType = llvm::dyn_cast<VectorType>(acc.front().getType());
@@ -528,12 +574,14 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
   // Each thread's values at [slot][vector v][thread][perVector]: a warp's
   // accesses are contiguous.
   auto counters = memref::ViewOp::create(
-      b, loc, MemRefType::get({ws.tiles}, b.getI32Type()), in.workspace,
-      im.c(0), ValueRange{});
+      b, loc, MemRefType::get({grid.sched.remainder}, b.getI32Type()),
+      in.workspace, im.c(0), ValueRange{});
   auto partials = memref::ViewOp::create(
-      b, loc, MemRefType::get({2 * ws.blocks * slotElems}, accType),
+      b, loc,
+      MemRefType::get({grid.sched.remainder * parts * slotElems}, accType),
       in.workspace, im.c(ws.partialsOffset), ValueRange{});
-  auto slotIndex = [&](IndexMath &m, Value slot, int64_t v) {
+  auto slotIndex = [&](IndexMath &m, Value part, int64_t v) {
+    Value slot = m.add(m.mul(seg.split, parts), part);
     return m.add(m.mul(slot, slotElems),
                  m.add(m.mul(in.tid, perVector), v * threads * perVector));
   };
@@ -561,44 +609,38 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
     IndexMath m{nb, loc};
     auto ifLeader = scf::IfOp::create(nb, loc, isLeader(nb), false);
     OpBuilder lb = ifLeader.getThenBodyBuilder();
-    IndexMath l{lb, loc};
     memref::StoreOp::create(
         lb, loc, arith::ExtUIOp::create(lb, loc, lb.getI32Type(), answer(lb)),
-        in.flag, ValueRange{l.c(0)});
+        in.flag, ValueRange{IndexMath{lb, loc}.c(0)});
     consumersBarrier(nb);
     Value word = memref::LoadOp::create(nb, loc, in.flag, ValueRange{m.c(0)});
     return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ne, word,
                                  i32c(nb, 0))
         .getResult();
   };
-  // The tile's blocks: owner(first iteration) .. owner(last iteration).
-  Value firstIter = im.mul(tile, grid.ws.kTiles);
-  Value firstBlock = grid.owner(im, firstIter);
-  Value lastBlock = grid.owner(im, im.add(firstIter, grid.ws.kTiles - 1));
-  Value arrivals = im.add(im.sub(lastBlock, firstBlock), im.c(1));
   // Thread 0 adds `delta` to the tile's arrival counter: were all the
   // tile's other blocks there before?
   auto countArrival = [&](OpBuilder &lb, int64_t delta) {
-    IndexMath l{lb, loc};
     Value old = memref::AtomicRMWOp::create(lb, loc, arith::AtomicRMWKind::addi,
                                             i32c(lb, delta), counters,
-                                            ValueRange{tile});
+                                            ValueRange{seg.split});
     return arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, old,
-                                 toI32(l, l.sub(arrivals, l.c(1))))
+                                 i32c(lb, parts - 1))
         .getResult();
   };
   SmallVector<Type> types = {b.getI1Type()};
   for (Value v : acc)
     types.push_back(v.getType());
-  // The sum, after an acquire: 0 + the first block's partial (or `own`,
-  // the same values) + the next blocks' partials in order; thread 0 resets
-  // the tile's counter for the next launch.
+  // The sum, after an acquire: 0 + the head's partial (or `own`, the same
+  // values) + the pieces' partials in order; thread 0 resets the tile's
+  // counter for the next launch.
   auto finishTile = [&](OpBuilder &sb, ArrayRef<Value> own) {
     IndexMath sm{sb, loc};
     NVVM::MembarOp::create(sb, loc, NVVM::MemScopeKind::GPU);
     auto reset = scf::IfOp::create(sb, loc, isLeader(sb), false);
     OpBuilder rb = reset.getThenBodyBuilder();
-    memref::StoreOp::create(rb, loc, i32c(rb, 0), counters, ValueRange{tile});
+    memref::StoreOp::create(rb, loc, i32c(rb, 0), counters,
+                            ValueRange{seg.split});
     Value zero = arith::ConstantOp::create(sb, loc, sb.getZeroAttr(flatType));
     auto add = [&](OpBuilder &ab, Value x, Value y) {
       return llvm::isa<FloatType>(accType)
@@ -606,30 +648,23 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
                  : arith::AddIOp::create(ab, loc, x, y).getResult();
     };
     SmallVector<Value> init;
-    Value from = firstBlock;
-    for (size_t v = 0; v < acc.size(); ++v) {
-      if (own.empty()) {
-        init.push_back(zero);
-        continue;
-      }
-      init.push_back(add(
-          sb, zero, vector::ShapeCastOp::create(sb, loc, flatType, own[v])));
-    }
-    if (!own.empty())
-      from = sm.add(firstBlock, sm.c(1));
+    for (size_t v = 0; v < acc.size(); ++v)
+      init.push_back(own.empty()
+                         ? zero
+                         : add(sb, zero,
+                               vector::ShapeCastOp::create(sb, loc, flatType,
+                                                           own[v])));
     auto sum = scf::ForOp::create(
-        sb, loc, from, sm.add(lastBlock, sm.c(1)), sm.c(1), init,
-        [&](OpBuilder &fb, Location, Value c, ValueRange iterArgs) {
+        sb, loc, sm.c(own.empty() ? 0 : 1), sm.c(parts), sm.c(1), init,
+        [&](OpBuilder &fb, Location, Value part, ValueRange iterArgs) {
           IndexMath f{fb, loc};
-          Value isFirst = arith::CmpIOp::create(
-              fb, loc, arith::CmpIPredicate::eq, c, firstBlock);
-          Value slot = f.add(f.mul(c, 2), f.select(isFirst, f.c(1), f.c(0)));
           SmallVector<Value> next;
           for (size_t v = 0; v < acc.size(); ++v) {
-            Value part = vector::LoadOp::create(
-                fb, loc, flatType, partials, ValueRange{slotIndex(f, slot, v)},
-                false, llvm::MaybeAlign(perVector * accBytes));
-            next.push_back(add(fb, iterArgs[v], part));
+            Value partial = vector::LoadOp::create(
+                fb, loc, flatType, partials,
+                ValueRange{slotIndex(f, part, v)}, false,
+                llvm::MaybeAlign(perVector * accBytes));
+            next.push_back(add(fb, iterArgs[v], partial));
           }
           scf::YieldOp::create(fb, loc, next);
         });
@@ -644,22 +679,10 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
     scf::YieldOp::create(nb, loc, yield);
   };
 
-  Value whole = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kBegin, im.c(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, len,
-                            im.c(loop.kTiles)));
-  auto ifWhole = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
-  {
-    OpBuilder tb = ifWhole.getThenBodyBuilder();
-    yieldOwn(tb, true);
-  }
-  OpBuilder eb = ifWhole.getElseBodyBuilder();
-  IndexMath e{eb, loc};
-  Value startsTile =
-      arith::CmpIOp::create(eb, loc, arith::CmpIPredicate::eq, kBegin, e.c(0));
-  // The first block: has everyone else arrived?
-  auto ifHead = scf::IfOp::create(eb, loc, {eb.getI1Type()}, startsTile, true);
+  Value isHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       seg.part, im.c(0));
+  // The head: has everyone else arrived?
+  auto ifHead = scf::IfOp::create(b, loc, {b.getI1Type()}, isHead, true);
   {
     OpBuilder hb = ifHead.getThenBodyBuilder();
     // Every thread has read the shared word's last answer.
@@ -673,21 +696,19 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
     scf::YieldOp::create(nb, loc, ValueRange{i1c(nb, false)});
   }
   auto ifEarly =
-      scf::IfOp::create(eb, loc, types, ifHead.getResult(0), /*withElse=*/true);
+      scf::IfOp::create(b, loc, types, ifHead.getResult(0), /*withElse=*/true);
   {
     OpBuilder sb = ifEarly.getThenBodyBuilder();
     finishTile(sb, acc);
   }
   {
-    // Write the partial to this segment's slot (2 blk + 1 if it starts the
-    // tile, else 2 blk), publish it, arrive.
+    // Write the partial to this segment's slot, publish it, arrive.
     OpBuilder wb = ifEarly.getElseBodyBuilder();
     IndexMath w{wb, loc};
-    Value mySlot = w.add(w.mul(blk, 2), w.select(startsTile, w.c(1), w.c(0)));
     for (size_t v = 0; v < acc.size(); ++v) {
       Value flat = vector::ShapeCastOp::create(wb, loc, flatType, acc[v]);
       vector::StoreOp::create(wb, loc, flat, partials,
-                              ValueRange{slotIndex(w, mySlot, v)}, false,
+                              ValueRange{slotIndex(w, seg.part, v)}, false,
                               llvm::MaybeAlign(perVector * accBytes));
     }
     NVVM::MembarOp::create(wb, loc, NVVM::MemScopeKind::GPU);
@@ -705,48 +726,39 @@ emitStreamKFixup(OpBuilder &b, Location loc, TmaLoop &loop,
     }
     scf::YieldOp::create(wb, loc, ifLast.getResults());
   }
-  scf::YieldOp::create(eb, loc, ifEarly.getResults());
-  return SmallVector<Value>(ifWhole.getResults());
+  return SmallVector<Value>(ifEarly.getResults());
 }
 
-/// A persistent grid of stream_k blocks over every output tile's
-/// iterations (the file header's stream-K schedule).
+/// A persistent grid of stream_k blocks walking the stream-K schedule
+/// (getStreamKSchedule): whole tiles in rounds, then the split remainder.
 static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
   const TmaLoopInputs &in = loop.in;
   const MatmulProblem &p = loop.p;
   int64_t tm = loop.config.getTileM(), tn = loop.config.getTileN();
+  int64_t K = loop.kTiles;
   StreamKGrid grid(p, loop.config);
   if (!in.workspace)
     return emitError(loc, "internal error: a stream-K kernel without its "
                           "workspace argument");
   IndexMath im{b, loc};
   Value blk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value start = grid.start(im, blk);
-  Value end = grid.start(im, im.add(blk, 1));
+  Value segments = grid.count(im, blk);
   LogicalResult result = success();
   emitRoles(
       b, loc, loop,
       [&](OpBuilder &cb) -> LogicalResult {
-        // Segments: the iterations of one tile in this block's range.
-        auto whileOp = scf::WhileOp::create(
-            cb, loc, TypeRange{cb.getIndexType()}, ValueRange{start},
-            [&](OpBuilder &wb, Location, ValueRange args) {
-              IndexMath w{wb, loc};
-              scf::ConditionOp::create(wb, loc, w.ult(args[0], end), args);
-            },
-            [&](OpBuilder &wb, Location, ValueRange args) {});
-        Block *body = whileOp.getAfterBody();
-        OpBuilder wb = OpBuilder::atBlockBegin(body);
+        // Pipeline iterations count from the block's first (iter_arg).
+        IndexMath c{cb, loc};
+        auto segLoop = scf::ForOp::create(cb, loc, c.c(0), segments, c.c(1),
+                                          ValueRange{c.c(0)});
+        OpBuilder wb = OpBuilder::atBlockBegin(segLoop.getBody());
         IndexMath w{wb, loc};
-        Value it = body->getArgument(0);
-        Value tile = w.div(it, grid.ws.kTiles);
-        Value kBegin = w.rem(it, grid.ws.kTiles);
-        Value len = w.minu(w.sub(w.c(grid.ws.kTiles), kBegin), w.sub(end, it));
-        Value segEnd = w.add(it, len);
-        // Pipeline iterations count from the block's first.
-        Value segStart = w.sub(it, start);
+        Value segStart = segLoop.getRegionIterArgs()[0];
+        StreamKGrid::Segment seg =
+            grid.segment(w, blk, segLoop.getInductionVar());
+        Value segEnd = w.add(segStart, seg.len);
         auto forOp = scf::ForOp::create(
-            wb, loc, segStart, w.sub(segEnd, start), w.c(1), in.acc,
+            wb, loc, segStart, segEnd, w.c(1), in.acc,
             [&](OpBuilder &lb, Location, Value iter, ValueRange iterArgs) {
               SmallVector<Value> updated = loop.consume(
                   lb, iter, segStart, SmallVector<Value>(iterArgs));
@@ -754,16 +766,34 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
             });
         SmallVector<Value> finished =
             in.finish(wb, SmallVector<Value>(forOp.getResults()));
-        loop.releaseTail(wb, w.sub(w.sub(segEnd, start), w.c(1)), segStart);
-        FailureOr<SmallVector<Value>> fixedOr = emitStreamKFixup(
-            wb, loc, loop, grid, blk, tile, kBegin, len, finished);
-        if (failed(fixedOr))
-          return failure();
-        SmallVector<Value> fixed = std::move(*fixedOr);
+        loop.releaseTail(wb, w.sub(segEnd, w.c(1)), segStart);
+        SmallVector<Value> fixed = {
+            arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1)};
+        fixed.append(finished.begin(), finished.end());
+        if (grid.sched.splits()) {
+          // A whole tile keeps its accumulators; a split one goes through
+          // the workspace.
+          Value whole = arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq,
+                                              seg.len, w.c(K));
+          SmallVector<Type> types;
+          for (Value v : fixed)
+            types.push_back(v.getType());
+          auto ifWhole = scf::IfOp::create(wb, loc, types, whole, true);
+          OpBuilder tb = ifWhole.getThenBodyBuilder();
+          scf::YieldOp::create(tb, loc, fixed);
+          OpBuilder eb = ifWhole.getElseBodyBuilder();
+          FailureOr<SmallVector<Value>> fixedOr =
+              emitStreamKFixup(eb, loc, loop, grid, seg, finished);
+          if (failed(fixedOr))
+            return failure();
+          scf::YieldOp::create(eb, loc, *fixedOr);
+          fixed.assign(ifWhole.getResults().begin(),
+                       ifWhole.getResults().end());
+        }
         auto ifStore = scf::IfOp::create(wb, loc, fixed[0], false);
         OpBuilder sb = ifStore.getThenBodyBuilder();
         IndexMath s{sb, loc};
-        TmaTile coords = grid.decode(s, tile, tm, tn);
+        TmaTile coords = grid.decode(s, seg.tile, tm, tn);
         if (failed(
                 in.epilogue(sb, ArrayRef<Value>(fixed).drop_front(), &coords)))
           return failure();
@@ -772,16 +802,24 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
       },
       [&](OpBuilder &tb) {
         IndexMath t{tb, loc};
-        auto forOp = scf::ForOp::create(tb, loc, start, end, t.c(1));
-        OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
-        IndexMath l{lb, loc};
-        Value it = forOp.getInductionVar();
-        Value kt = l.rem(it, grid.ws.kTiles);
-        TmaTile tile = grid.decode(l, l.div(it, grid.ws.kTiles), tm, tn);
+        auto segLoop = scf::ForOp::create(tb, loc, t.c(0), segments, t.c(1),
+                                          ValueRange{t.c(0)});
+        OpBuilder sb = OpBuilder::atBlockBegin(segLoop.getBody());
+        IndexMath s{sb, loc};
+        Value segStart = segLoop.getRegionIterArgs()[0];
+        StreamKGrid::Segment seg =
+            grid.segment(s, blk, segLoop.getInductionVar());
+        TmaTile tile = grid.decode(s, seg.tile, tm, tn);
         SmallVector<Value> im2col;
         if (usesTmaIm2col(p))
-          im2col = loop.im2colOrigin(lb, tile.rowBase);
-        loop.produce(lb, l.sub(it, start), kt, tile, im2col);
+          im2col = loop.im2colOrigin(sb, tile.rowBase);
+        auto forOp = scf::ForOp::create(sb, loc, s.c(0), seg.len, s.c(1));
+        OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
+        IndexMath l{lb, loc};
+        Value i = forOp.getInductionVar();
+        loop.produce(lb, l.add(segStart, i), l.add(seg.kBegin, i), tile,
+                     im2col);
+        scf::YieldOp::create(sb, loc, ValueRange{s.add(segStart, seg.len)});
       },
       result);
   return result;

@@ -81,15 +81,17 @@ func.func @wgmma_n_major_b(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> 
 
 // -----
 
-// A stream-K grid whose workspace passes the launch plan's 1 GiB.
-func.func @stream_k_workspace(%a: tensor<8192x8192xf16>, %b: tensor<8192x8192xf16>) -> tensor<8192x8192xf16> {
-  // expected-error @+1 {{'kgraph.fused' op stream_k = 8192 needs 1073758208 bytes of workspace (4096 tile counters and 16384 partial tiles); at most 1073741824}}
-  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 8192>} : (tensor<8192x8192xf16>, tensor<8192x8192xf16>) -> tensor<8192x8192xf16> {
-  ^bb0(%x: tensor<8192x8192xf16>, %y: tensor<8192x8192xf16>):
-    %r = kgraph.matmul %x, %y : tensor<8192x8192xf16>, tensor<8192x8192xf16> -> tensor<8192x8192xf16>
-    kgraph.yield %r : tensor<8192x8192xf16>
+// A stream-K grid whose workspace passes the launch plan's 1 GiB: 4096
+// tiles of 128x256 on 8192 blocks, each tile split into a head and one
+// piece (two f32 partials of 128 KiB).
+func.func @stream_k_workspace(%a: tensor<8192x8192xf16>, %b: tensor<8192x16384xf16>) -> tensor<8192x16384xf16> {
+  // expected-error @+1 {{'kgraph.fused' op stream_k = 8192 needs 1073758208 bytes of workspace (4096 split tiles of 2 partial tiles each); at most 1073741824}}
+  %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 3, instruction = wgmma, instruction_shape = [64, 256, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 8192>} : (tensor<8192x8192xf16>, tensor<8192x16384xf16>) -> tensor<8192x16384xf16> {
+  ^bb0(%x: tensor<8192x8192xf16>, %y: tensor<8192x16384xf16>):
+    %r = kgraph.matmul %x, %y : tensor<8192x8192xf16>, tensor<8192x16384xf16> -> tensor<8192x16384xf16>
+    kgraph.yield %r : tensor<8192x16384xf16>
   }
-  return %0 : tensor<8192x8192xf16>
+  return %0 : tensor<8192x16384xf16>
 }
 
 // -----
@@ -97,7 +99,7 @@ func.func @stream_k_workspace(%a: tensor<8192x8192xf16>, %b: tensor<8192x8192xf1
 // A stream-K grid whose blocks would each run 2^31 iterations or more (the
 // pipeline counts them in 32 bits).
 func.func @stream_k_iterations(%a: tensor<131072x131072xf16>, %b: tensor<131072x131072xf16>) -> tensor<131072x131072xf16> {
-  // expected-error @+1 {{'kgraph.fused' op stream_k = 1 gives each block 2147483648 of 2147483648 iterations (1048576 tiles x 2048 k tiles); a block may run at most 2^31 - 1}}
+  // expected-error @+1 {{'kgraph.fused' op stream_k = 1 gives a block 2147483648 of 2147483648 iterations (1048576 tiles x 2048 k tiles); a block may run at most 2^31 - 1}}
   %0 = kgraph.fused (%a, %b) {kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 1>} : (tensor<131072x131072xf16>, tensor<131072x131072xf16>) -> tensor<131072x131072xf16> {
   ^bb0(%x: tensor<131072x131072xf16>, %y: tensor<131072x131072xf16>):
     %r = kgraph.matmul %x, %y : tensor<131072x131072xf16>, tensor<131072x131072xf16> -> tensor<131072x131072xf16>

@@ -93,11 +93,14 @@ WGMMA_CASES = [
 #: N and K; blocks that split tiles (several partials per tile, a tile
 #: finished by a block that did not start it) and blocks of whole tiles.
 STREAM_K_CASES = [
-    ("f16_f32", (200, 136, 520), False, 5),      # 4 tiles x 9: split
+    # (getStreamKSchedule: rounds of whole tiles, then the rest split in k)
+    ("f16_f32", (200, 136, 520), False, 5),      # 4 tiles x 9: whole, a block idle
     ("f16_f32", (200, 136, 520), False, 2),      # two whole tiles per block
-    ("f16_f16", (256, 1000, 2048), False, 12),   # 16 tiles x 32: split
+    ("f16_f16", (256, 1000, 2048), False, 12),   # a round, 4 tiles: head + 2 pieces
     ("bf16_bf16", (256, 1000, 2048), True, 8),   # two whole tiles per block
-    ("f16_f32", (130, 72, 4104), False, 7),      # 2 tiles x 65: 3-4 blocks a tile
+    ("f16_f32", (130, 72, 4104), False, 7),      # 2 tiles x 65: head + 2 pieces
+    ("f16_f32", (600, 392, 3000), False, 7),     # 2 rounds; 1 pool block, 6 pieces
+    ("bf16_bf16", (264, 136, 6000), True, 9),    # 6 tiles split, 2 pieces a pool block
 ]
 
 

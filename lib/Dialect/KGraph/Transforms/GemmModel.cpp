@@ -294,6 +294,54 @@ kgraph::getGemmSharedMemoryLayout(const MatmulProblem &p,
   return getGemmSharedMemoryLayout(p, GemmTileShape::fromConfig(config));
 }
 
+StreamKSchedule kgraph::getStreamKSchedule(int64_t tiles, int64_t kTiles,
+                                           int64_t blocks) {
+  StreamKSchedule s;
+  s.blocks = blocks;
+  s.tiles = tiles;
+  s.kTiles = kTiles;
+  if (blocks <= 0 || tiles <= 0 || kTiles <= 0)
+    return s;
+  s.rounds = tiles / blocks;
+  s.remainder = tiles % blocks;
+  s.busiest = s.rounds * kTiles;
+  if (s.remainder == 0)
+    return s;
+  // Whole remaining tiles, one per block, unless a split is cheaper by
+  // kStreamKSplitGain with the busiest block's rounds counted in.
+  int64_t R = s.remainder, P = s.poolBlocks(), K = kTiles;
+  int64_t bestCost = K, bestLoad = K;
+  double whole = double(s.rounds * K + K);
+  // More pieces than this only add partials to the last block's serial sum.
+  constexpr int64_t kMaxPieces = 64;
+  for (int64_t S = 1; S <= std::min(K - 1, kMaxPieces); ++S) {
+    int64_t q = llvm::divideCeil(R * S, P);
+    // The head X balances the pool's q pieces of (K - X) / S iterations and
+    // their overheads: X = q ((K - X) / S + O).
+    int64_t x0 = q * (K + S * kStreamKPieceIterations) / (S + q);
+    // Ties go to the longer head, which then more often finishes last and
+    // keeps its partial in registers.
+    for (int64_t X = std::min(K - 1, x0 + 2); X >= std::max<int64_t>(1, x0 - 2);
+         --X) {
+      int64_t L = llvm::divideCeil(K - X, S);
+      int64_t pieces = llvm::divideCeil(K - X, L);
+      int64_t units = llvm::divideCeil(R * pieces, P);
+      int64_t load = std::max(X, units * (L + kStreamKPieceIterations));
+      int64_t cost = load + kStreamKPartialIterations * (pieces + 1);
+      if (cost < bestCost &&
+          double(s.rounds * K + cost) * kStreamKSplitGain <= whole) {
+        bestCost = cost;
+        bestLoad = load;
+        s.head = X;
+        s.pieces = pieces;
+        s.pieceLength = L;
+      }
+    }
+  }
+  s.busiest += bestLoad;
+  return s;
+}
+
 StreamKWorkspace kgraph::getStreamKWorkspace(const MatmulProblem &p,
                                              MatmulConfigAttr config) {
   StreamKWorkspace w;
@@ -301,13 +349,15 @@ StreamKWorkspace kgraph::getStreamKWorkspace(const MatmulProblem &p,
   w.tiles = p.batch * llvm::divideCeilSigned(p.m, tm) *
             llvm::divideCeilSigned(p.n, tn);
   w.kTiles = llvm::divideCeilSigned(p.k, config.getTileK());
-  // More blocks than iterations would leave some without work (and the
-  // tile's blocks would no longer be consecutive non-empty ranges).
+  // More blocks than iterations would leave some without work.
   w.blocks = std::min(config.getStreamK(), w.tiles * w.kTiles);
-  w.partialsOffset = llvm::alignTo(w.tiles * 4, 128);
+  w.schedule = getStreamKSchedule(w.tiles, w.kTiles, w.blocks);
+  int64_t split = w.schedule.splits() ? w.schedule.remainder : 0;
+  w.partialsOffset = llvm::alignTo(std::max<int64_t>(split, 1) * 4, 128);
   w.slotElements = tm * tn;
   int64_t accBytes = lookupElementType(p.getAccumulatorType())->storageBytes;
-  w.totalBytes = w.partialsOffset + 2 * w.blocks * w.slotElements * accBytes;
+  w.totalBytes = w.partialsOffset + split * (w.schedule.pieces + 1) *
+                                        w.slotElements * accBytes;
   return w;
 }
 
@@ -319,12 +369,11 @@ std::string kgraph::getStreamKError(MatmulConfigAttr config,
   std::string msg;
   llvm::raw_string_ostream os(msg);
   // The kernel counts a block's iterations in 32 bits (stage and phase of
-  // its pipeline) and computes b T / B in 64.
+  // its pipeline).
   int64_t total = w.tiles * w.kTiles;
-  int64_t perBlock = w.blocks > 0 ? llvm::divideCeil(total, w.blocks) : 0;
-  if (w.blocks > 0 && (total >= (int64_t(1) << 62) / w.blocks ||
-                       perBlock >= (int64_t(1) << 31))) {
-    os << "stream_k = " << config.getStreamK() << " gives each block "
+  int64_t perBlock = w.schedule.busiest;
+  if (perBlock >= (int64_t(1) << 31)) {
+    os << "stream_k = " << config.getStreamK() << " gives a block "
        << perBlock << " of " << total << " iterations (" << w.tiles
        << " tiles x " << w.kTiles
        << " k tiles); a block may run at most 2^31 - 1";
@@ -333,8 +382,9 @@ std::string kgraph::getStreamKError(MatmulConfigAttr config,
   if (w.totalBytes <= kMaxStreamKWorkspaceBytes)
     return "";
   os << "stream_k = " << config.getStreamK() << " needs " << w.totalBytes
-     << " bytes of workspace (" << w.tiles << " tile counters and "
-     << 2 * w.blocks << " partial tiles); at most "
+     << " bytes of workspace (" << w.schedule.remainder
+     << " split tiles of " << w.schedule.pieces + 1
+     << " partial tiles each); at most "
      << kMaxStreamKWorkspaceBytes;
   return msg;
 }

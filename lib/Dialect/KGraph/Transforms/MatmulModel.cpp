@@ -30,11 +30,11 @@
 //               * 1.1 when only one block fits on an SM (and blocks > numSMs)
 //
 // A stream-K grid (stream_k = B) has min(B, blocks * kIters) persistent
-// blocks sharing the iterations: waveEff also counts the busiest block's
-// iterations against the mean. Where its blocks split tiles, T is then
-// stretched by kStreamKSplitSlowdown (measured) and adds the last block's
-// serial read of a split tile's partials (its blocks + 1 tiles in the
-// accumulator type at one SM's L2 rate); whole tiles per block cost
+// blocks sharing the iterations as getStreamKSchedule says: waveEff also
+// counts the busiest block's iterations against the mean. Where its blocks
+// split tiles, T is then stretched by kStreamKSplitSlowdown and adds the
+// last block's serial read of a split tile's partials (pieces + 2 tiles in
+// the accumulator type at one SM's L2 rate); whole tiles per block cost
 // nothing more. A data-parallel grid of one block per SM and several waves
 // also reports what its blocks cost between tiles (turnoverCycles,
 // kBlockTurnoverCycles), which a persistent grid of whole tiles hides.
@@ -292,12 +292,12 @@ static constexpr double kConvIterationOverhead = 64;
 static constexpr double kEpilogueBytesPerWarpClock = 0.45;
 static constexpr double kEpilogueBytesPerSMClock = 6.5;
 
-/// How much slower a stream-K grid that splits tiles ran than the
-/// data-parallel estimate of the same work, on the H100 (bench/RESULTS.md,
-/// S24-2: 1.3 to 1.45 on few-tile matmuls; S28-1: 1.13 to 1.67 on grids of
-/// one tile per SM and more, after the persistent loop's fix). A grid of
-/// whole tiles per block ran at the data-parallel rate (S28-1: 0.97-1.02x),
-/// so it gets no slowdown.
+/// How much slower a stream-K grid that splits tiles runs than the
+/// data-parallel estimate of the same work. The schedule that gave each
+/// block an even share of the iterations, at staggered k offsets, ran
+/// 1.13-1.67x slower on the H100 (S24-2, S28-1): its blocks lost the L2
+/// sharing of blocks in step (S29-1). The schedule of getStreamKSchedule
+/// keeps them in step; its cost is S29-2's to measure.
 static constexpr double kStreamKSplitSlowdown = 1.5;
 
 /// What a block costs an SM between tiles in a data-parallel grid of one
@@ -357,10 +357,12 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   e.waves = llvm::divideCeilSigned(e.numBlocks, resident * target.numSMs);
   e.waveEfficiency =
       double(e.numBlocks) / double(e.waves * resident * target.numSMs);
+  StreamKSchedule schedule;
   if (t.streamK > 0) {
     int64_t total = tiles * kIters;
-    int64_t most = llvm::divideCeilSigned(total, e.numBlocks);
-    e.waveEfficiency *= double(total) / double(most * e.numBlocks);
+    schedule = getStreamKSchedule(tiles, kIters, e.numBlocks);
+    e.waveEfficiency *=
+        double(total) / double(schedule.busiest * e.numBlocks);
   }
 
   double saturation =
@@ -430,16 +432,13 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   e.cycles = std::max(mainLoop, e.epilogueCycles) / e.waveEfficiency;
   if (t.streamK == 0 && resident == 1 && e.waves > 1)
     e.turnoverCycles = double(e.waves - 1) * kBlockTurnoverCycles;
-  if (t.streamK > 0 && tiles % e.numBlocks != 0) {
-    // Split tiles (measured, kStreamKSplitSlowdown): the main loops ran
-    // slower than the data-parallel estimate, and a split tile's last
-    // block reads the partials of all the tile's blocks alone, after
-    // writing its own: (blocks per tile + 1) tiles in the accumulator type
-    // at one SM's L2 rate, on the critical path.
+  if (t.streamK > 0 && schedule.splits()) {
+    // Split tiles (kStreamKSplitSlowdown), and a split tile's last block
+    // reads the partials of all the tile's blocks alone, after writing its
+    // own: (pieces + 2) tiles in the accumulator type at one SM's L2 rate,
+    // on the critical path.
     e.cycles *= kStreamKSplitSlowdown;
-    int64_t perBlock = llvm::divideCeilSigned(tiles * kIters, e.numBlocks);
-    int64_t perTile = llvm::divideCeilSigned(kIters, perBlock) + 1;
-    e.fixupCycles = double(perTile + 1) * double(t.tileM * t.tileN) *
+    e.fixupCycles = double(schedule.pieces + 2) * double(t.tileM * t.tileN) *
                     double(elementBytes(p.getAccumulatorType())) /
                     double(target.l2BytesPerClock);
     e.cycles += e.fixupCycles;

@@ -167,15 +167,18 @@ def KGraph_MatmulConfigAttr
       kernel takes the operands' tensor maps as one extra argument (see
       docs/launch-plan.md).
     - `stream_k` (optional, default 0): with B > 0 (copy = tma only), a
-      persistent grid of B blocks shares the output tiles' main-loop
-      iterations evenly (stream-K): block b computes iterations
-      [b T / B, (b + 1) T / B) of the T = tiles x k-tiles in total, tile
-      after tile. A tile whose iterations span several blocks is finished
-      by the last of them to arrive: each writes its partial sums to the
-      kernel's workspace (docs/launch-plan.md), and the last adds them up
-      in block order and runs the epilogue. For grids of far fewer tiles
-      than SMs with a long K (a matmul 512x512x16384: 16 tiles); the model
-      picks it for plain matmuls where it estimates a 15% gain.
+      persistent grid of B blocks shares the output tiles (stream-K), as
+      getStreamKSchedule says: rounds of whole tiles (block b takes tile
+      i B + b in round i), then the tiles left over split in k into a head
+      (one block) and pieces (taken in turn by the other blocks), so that
+      blocks reading the same operand tiles read them at the same time. A
+      split tile is finished by the last of its blocks to arrive: each
+      writes its partial sums to the kernel's workspace
+      (docs/launch-plan.md), and the last adds them up in a fixed order
+      and runs the epilogue. For grids of few tiles with a long K, grids
+      that leave a partial wave, and short main loops over many tiles
+      (whole tiles per block: the next tile's loads under this one's
+      epilogue); the model picks it where it estimates a 15% gain.
 
     Example:
     ```mlir

@@ -268,14 +268,64 @@ GemmSharedMemoryLayout getGemmSharedMemoryLayout(const MatmulProblem &p,
 /// every access stays aligned and inside one row.
 std::string getLoadWidthError(MatmulConfigAttr config, const MatmulProblem &p);
 
+/// How a stream-K grid of B persistent blocks shares T output tiles of K
+/// k tiles each. Blocks that read the same operand panels must read the
+/// same k tile at the same time: ncu counted half the L2 sector lookups
+/// for blocks in step as for the same blocks at staggered k offsets, which
+/// ran 1.33x slower (bench/RESULTS.md S29-1). So every block moves through
+/// k in step with the others of its phase:
+/// - `rounds` W = T / B rounds of whole tiles: in round i, block b
+///   computes tile i B + b, all of it;
+/// - the `remainder` R = T mod B tiles left, tile W B + r (r < R), are
+///   split in k: block r computes its `head`, k tiles [0, X); the rest,
+///   [X, K), is cut into `pieces` S of `pieceLength` L k tiles (the last
+///   one shorter), and the other P = B - R blocks (the pool) take the R S
+///   pieces in turn: pool block p (block R + p) computes units u = p,
+///   p + P, p + 2P, ... < R S, unit u being piece u / R of tile W B + u % R
+///   (so the pool's blocks, too, share k tiles while they share a piece);
+/// - `pieces` = 0: the R tiles are whole, one per block r < R (no split
+///   pays, or K = 1).
+/// (X, S) minimize the busiest block's iterations, with
+/// kStreamKPieceIterations for each piece a pool block finishes and
+/// kStreamKPartialIterations for each of the S + 1 partial tiles that a
+/// split tile's last block reads; a split is taken where it makes the
+/// busiest block kStreamKSplitGain faster than whole tiles would.
+struct StreamKSchedule {
+  int64_t blocks = 0, tiles = 0, kTiles = 0;
+  int64_t rounds = 0, remainder = 0, head = 0, pieces = 0, pieceLength = 0;
+  /// The iterations of the busiest block.
+  int64_t busiest = 0;
+  int64_t poolBlocks() const { return blocks - remainder; }
+  /// Whether the remaining tiles are split (each then has pieces + 1
+  /// contributing blocks).
+  bool splits() const { return remainder > 0 && pieces > 0; }
+};
+StreamKSchedule getStreamKSchedule(int64_t tiles, int64_t kTiles,
+                                   int64_t blocks);
+
+/// What reading one partial tile back costs the block that finishes a split
+/// tile, in main-loop iterations of the same tile: on the H100 a 128x128
+/// f32 partial took about 0.9 us to read (256x256x32768, S24-2: 33 partials
+/// serially), a 128x128x64 f16 iteration 0.46 us at the data-parallel rate
+/// (2048x1024x4096).
+inline constexpr int64_t kStreamKPartialIterations = 2;
+/// What finishing a piece costs a pool block beyond its iterations (its
+/// partial's stores, the fence and the arrival), in iterations: on the
+/// H100 a schedule of 100 tiles of 32 k tiles whose 32 pool blocks took
+/// 3-4 pieces of 6 ran 30 us where its 26 iterations at the data-parallel
+/// rate are 14 (S29-2): about 2.5 us, 5 iterations, a piece.
+inline constexpr int64_t kStreamKPieceIterations = 5;
+/// The least speedup of the busiest block for which a split is taken.
+inline constexpr double kStreamKSplitGain = 1.1;
+
 /// The grid and global workspace of a stream-K GEMM kernel: B =
-/// min(stream_k, tiles x kTiles) blocks, each with at least one iteration;
-/// one i32 arrival counter per output tile (batch x M tiles x N tiles),
-/// zero between launches, then from `partialsOffset` 2 B slots of a block
-/// tile's partial sums in the accumulator type: block b's first segment
-/// (starting inside a tile) in slot 2b, its last (starting a tile, ending
-/// inside it) in slot 2b + 1.
+/// min(stream_k, tiles x kTiles) blocks scheduled as getStreamKSchedule
+/// says; one i32 arrival counter per split tile (at least one word), zero
+/// between launches, then from `partialsOffset` (S + 1) slots per split
+/// tile r of a block tile's partial sums in the accumulator type: its head
+/// in slot r (S + 1), piece j in slot r (S + 1) + 1 + j.
 struct StreamKWorkspace {
+  StreamKSchedule schedule;
   int64_t blocks = 0, tiles = 0, kTiles = 0, partialsOffset = 0;
   int64_t slotElements = 0;
   int64_t totalBytes = 0;
