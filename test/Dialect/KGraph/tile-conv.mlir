@@ -13,11 +13,12 @@
 // the 64 channels of one (kh, kw) tap, so A takes 16-byte copies; on
 // sm_90a through TMA's im2col boxes, one block per SM (a TMA conv block
 // overlaps its own loads, so it pays no lone-block penalty). The 784
-// 256x64 tiles of 9 iterations run as a persistent grid of 112 blocks of 7
-// whole tiles (stream_k = 112, 4 of the 5 stages beside the epilogue's
-// region): 6 waves of data-parallel blocks would pay 5 block turnovers.
+// 256x64 tiles of 9 iterations run as a persistent grid of one block per
+// SM in 6 rounds of whole tiles (stream_k = 132, 4 of the 5 stages beside
+// the epilogue's region): 6 waves of data-parallel blocks would pay 5
+// block turnovers.
 // CHECK-LABEL: func @resnet_3x3_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 112>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma, stream_k = 132>}
 // SM80-LABEL: func @resnet_3x3_nhwc_f16(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 256, tile_n = 64, tile_k = 32, warps_m = 4, warps_n = 1, stages = 3, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 func.func @resnet_3x3_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<64x56x56x64xf16> {

@@ -2,9 +2,10 @@
 // matmul of few output tiles and a long K gets a persistent grid of one
 // block per SM (sm_90a: 132) with TMA copies, splitting tiles; a grid of
 // several waves of short-K tiles (matmul or conv) a persistent grid of
-// whole tiles per block (a divisor of the tiles, at least 3/4 of the SMs);
-// long-K grids of many tiles, targets without TMA, and deep-K convs over
-// few pixels (kgraph-split-k-convs' case) stay data-parallel.
+// whole tiles per block (a divisor of the tiles, at least 3/4 of the SMs,
+// or one block per SM in rounds); long-K grids of many tiles, targets
+// without TMA, and deep-K convs over few pixels (kgraph-split-k-convs'
+// case) stay data-parallel.
 // RUN: kgraph-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(kgraph-form-kernels),kgraph-tile{target=sm_90a})' | FileCheck %s
 // RUN: kgraph-opt %s --split-input-file \
@@ -62,11 +63,12 @@ func.func @short_k_waves(%a: tensor<8192x768xf16>, %b: tensor<768x3072xf16>) -> 
 // -----
 
 // The 64-channel 3x3 conv of ResNet-50 at batch 64: 784 tiles of 256x64 with
-// 9 k tiles; 112 blocks of 7 whole tiles (measured 1.16x the 6-wave
-// data-parallel grid on the H100, bench/RESULTS.md S28-1). At batch 8 (98
-// tiles, one wave) it stays data-parallel.
+// 9 k tiles; 132 blocks in 6 rounds of whole tiles, the last one of 124
+// (measured 1.07x 112 blocks of 7 tiles, which were 1.16x the 6-wave
+// data-parallel grid on the H100, bench/RESULTS.md S29-2 and S28-1). At
+// batch 8 (98 tiles, one wave) it stays data-parallel.
 // CHECK-LABEL: func.func @short_k_conv
-// CHECK: stages = 4, {{.*}}copy = tma, stream_k = 112>
+// CHECK: stages = 4, {{.*}}copy = tma, stream_k = 132>
 // CHECK-LABEL: func.func @short_k_conv_one_wave
 // CHECK-NOT: stream_k
 // CHECK: return

@@ -316,10 +316,6 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
 /// data-parallel one (its stream-K estimates are the coarser).
 static constexpr double kStreamKMinGain = 0.15;
 
-/// Stream-K variants are tried for grids of at most this many waves of one
-/// block per SM (beyond, the last wave's idle share is small).
-static constexpr int64_t kStreamKMaxWaves = 4;
-
 /// Band heights of grouped rasterization (group_m) the variants try.
 static constexpr int64_t kVariantGroupM[] = {1, 4, 8, 16, 32};
 
@@ -361,9 +357,8 @@ static int64_t wholeTileBlocks(int64_t tiles, const SMTarget &target) {
 /// Appends to `ranked` the variants of its wgmma tilings that the model does
 /// not tell apart, for measured tuning (bench/gemm_variants): the other band
 /// heights of grouped rasterization (below the grid's M tiles), the other
-/// copy engine (cp.async or TMA), a stream-K grid (grids of a few waves
-/// whose last one leaves SMs idle) and a persistent grid of whole tiles per
-/// block (wholeTileBlocks), in rank order after every ranked tiling,
+/// copy engine (cp.async or TMA), a stream-K grid of one block per SM and a
+/// persistent grid of whole tiles per block (wholeTileBlocks), in rank order after every ranked tiling,
 /// so the ranking and its rank 1 are unchanged. Variants the problem or
 /// target cannot run are left to the one legality check (verifyForGroup)
 /// that every listed candidate passes; duplicates are dropped.
@@ -395,14 +390,14 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
           ranked.push_back(attr);
       }
     }
-    // Stream-K where the tiles leave SMs idle in the last (or only) wave,
-    // and a persistent grid of whole tiles per block where there is one.
+    // One block per SM (rounds of whole tiles, the rest split where that
+    // pays: getStreamKSchedule), and a persistent grid of whole tiles per
+    // block where a divisor fits.
     if (!target.hasTma)
       continue;
     int64_t tiles = outputTiles(t, p);
     SmallVector<Tiling, 2> persistent;
-    if (tiles % target.numSMs != 0 &&
-        tiles <= kStreamKMaxWaves * target.numSMs)
+    if (tiles != target.numSMs)
       persistent.push_back(streamKVariant(t, p, target));
     if (int64_t whole = wholeTileBlocks(tiles, target))
       persistent.push_back(streamKVariant(t, p, target, whole));
@@ -417,10 +412,12 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
 /// A persistent variant (copy = tma) that the model estimates at least
 /// kStreamKMinGain faster than `best`, the best data-parallel tiling, with
 /// the block turnovers of its grid. Two kinds:
-/// - `best` as whole tiles per block (wholeTileBlocks), matmuls and convs:
+/// - `best` as whole tiles per block (wholeTileBlocks), or as one block per
+///   SM in rounds of whole tiles (getStreamKSchedule), matmuls and convs:
 ///   the next tile's loads and wgmmas run under the previous tile's
 ///   epilogue (bench/RESULTS.md, S28-1: the 64-channel 3x3 conv 1.16x its
-///   data-parallel pick). Only `best`'s own tiling: the model does not tell
+///   data-parallel pick; S29-2: the 128-channel 3x3 conv's 392 tiles on
+///   132 blocks 1.19x). Only `best`'s own tiling: the model does not tell
 ///   stage counts apart where L2 binds, and the persistent grid keeps as
 ///   many of `best`'s stages as fit;
 /// - one block per SM splitting tiles, the fastest of the wgmma tilings
@@ -450,9 +447,15 @@ chooseStreamK(const Candidates &candidates, GetTiling getTiling,
     bestSk = e.cycles;
     chosen = v;
   };
-  if (best.kind == MmaKind::wgmma)
-    if (int64_t whole = wholeTileBlocks(outputTiles(best, p), target))
+  if (best.kind == MmaKind::wgmma) {
+    int64_t tiles = outputTiles(best, p);
+    if (int64_t whole = wholeTileBlocks(tiles, target))
       consider(streamKVariant(best, p, target, whole));
+    // One block per SM: rounds of whole tiles, the rest as the schedule
+    // says (whole where a split does not pay).
+    if (tiles > target.numSMs)
+      consider(streamKVariant(best, p, target));
+  }
   if (!p.conv)
     for (const auto &c : candidates)
       if (getTiling(c).kind == MmaKind::wgmma)
