@@ -12,6 +12,8 @@ start poisoned (NaN bytes); an output element no kernel wrote fails.
   # random graphs of the fuzzer's generator at small shapes, a new seed
   # each run unless --seed (printed), at most --time seconds
   check_kernels_interp.py build/bin/kgraph-opt --fuzz 300 --time 120
+  # random stream-K GEMMs (shapes, block counts, epilogues), same seeding
+  check_kernels_interp.py build/bin/kgraph-opt --streamk 40
   # mutation: the IR of the cases with FROM (a regex) replaced by TO must
   # fail the comparison (exit 0 only if every run that the pattern
   # changes fails)
@@ -448,6 +450,34 @@ def fuzz_runs(seed, count, subs=()):
     return runs
 
 
+def streamk_runs(seed, count):
+    """Random stream-K GEMMs (getStreamKSchedule's rounds, heads and pieces
+    over random shapes and block counts), pinned to a TMA wgmma config on
+    sm_90a: f16/bf16, batches, transposes, bias, residual and relu at
+    random; extents multiples of 8 (TMA's 16-byte row pitch)."""
+    import kinterp_cases as kc
+    rnd = random.Random(f"streamk-{seed}")
+    runs = []
+    for i in range(count):
+        dt = rnd.choice(["f16", "bf16"])
+        config = rnd.choice([kc.TMA, kc.TMA3])
+        m, n = 8 * rnd.randint(1, 40), 8 * rnd.randint(1, 40)
+        k = 8 * rnd.randint(1, max(1, min(600, 2 ** 24 // (m * n))))
+        batch = rnd.choice([None, None, 2])
+        tm, tn = (128, 128) if config == kc.TMA else (128, 64)
+        tiles = (batch or 1) * -(-m // tm) * -(-n // tn)
+        # Fewer blocks than tiles (rounds, then the rest) or more (splits).
+        blocks = rnd.choice([rnd.randint(1, max(1, tiles - 1)), rnd.randint(tiles, 3 * tiles + 8)])
+        before = len(kc.RUNS)
+        kc.gemm(f"streamk-{seed}-{i}_{dt}_{m}x{n}x{k}", m, n, k, dt, acc=rnd.choice([None, "f32"]),
+                ta=rnd.random() < 0.25, tb=rnd.random() < 0.25, batch=batch,
+                bias=rnd.random() < 0.3, residual=rnd.random() < 0.3, relu=rnd.random() < 0.3,
+                config=config[:-1] + f", stream_k = {blocks}>", targets=["sm_90a"])
+        runs += kc.RUNS[before:]
+        del kc.RUNS[before:]
+    return runs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("opt")
@@ -458,6 +488,8 @@ def main():
     ap.add_argument("--gemm-cases", action="store_true",
                     help="the GPU matmul and conv2d cases small enough for the CPU")
     ap.add_argument("--fuzz", type=int, help="this many random graphs")
+    ap.add_argument("--streamk", type=int, metavar="N",
+                    help="this many random stream-K GEMMs (seeded by --seed)")
     ap.add_argument("--seed", help="fuzz seed ([0-9a-z]; default: new each run)")
     ap.add_argument("--fuzz-graph", action="append", default=[],
                     help="the fuzz graph of this sub-seed (as printed: SEED-I[.T])")
@@ -481,11 +513,14 @@ def main():
         runs += gemm_case_runs()
     if args.fuzz_graph:
         runs += fuzz_runs(None, 0, args.fuzz_graph)
+    seed = args.seed or "".join(random.SystemRandom().choice("0123456789abcdefghijklmnopqrstuvwxyz")
+                                for _ in range(8))
     if args.fuzz:
-        seed = args.seed or "".join(random.SystemRandom().choice("0123456789abcdefghijklmnopqrstuvwxyz")
-                                    for _ in range(8))
         print(f"interp fuzz: seed {seed}, {args.fuzz} graphs", flush=True)
         runs += fuzz_runs(seed, args.fuzz)
+    if args.streamk:
+        print(f"interp stream-K: seed {seed}, {args.streamk} GEMMs", flush=True)
+        runs += streamk_runs(seed, args.streamk)
     runs = runs[::max(1, args.sample)]
     if args.targets:
         keep = args.targets.split(",")
