@@ -540,6 +540,26 @@ struct StreamKGrid {
     Value row = m.rem(rest, tilesM);
     return {m.mul(row, tm), m.mul(col, tn), m.div(rest, tilesM)};
   }
+
+  /// A loop over block `blk`'s `count` segments that carries the pipeline
+  /// iteration of each one's first (counted from the block's first):
+  /// `body` emits one segment starting at iteration `segStart`.
+  LogicalResult forEachSegment(
+      OpBuilder &b, Location loc, Value blk, Value count,
+      function_ref<LogicalResult(OpBuilder &, Value, const Segment &)> body)
+      const {
+    IndexMath m{b, loc};
+    auto segLoop = scf::ForOp::create(b, loc, m.c(0), count, m.c(1),
+                                      ValueRange{m.c(0)});
+    OpBuilder sb = OpBuilder::atBlockBegin(segLoop.getBody());
+    IndexMath s{sb, loc};
+    Value segStart = segLoop.getRegionIterArgs()[0];
+    Segment seg = segment(s, blk, segLoop.getInductionVar());
+    if (failed(body(sb, segStart, seg)))
+      return failure();
+    scf::YieldOp::create(sb, loc, ValueRange{s.add(segStart, seg.len)});
+    return success();
+  }
 };
 } // namespace
 
@@ -747,79 +767,72 @@ static LogicalResult emitStreamK(OpBuilder &b, Location loc, TmaLoop &loop) {
   emitRoles(
       b, loc, loop,
       [&](OpBuilder &cb) -> LogicalResult {
-        // Pipeline iterations count from the block's first (iter_arg).
-        IndexMath c{cb, loc};
-        auto segLoop = scf::ForOp::create(cb, loc, c.c(0), segments, c.c(1),
-                                          ValueRange{c.c(0)});
-        OpBuilder wb = OpBuilder::atBlockBegin(segLoop.getBody());
-        IndexMath w{wb, loc};
-        Value segStart = segLoop.getRegionIterArgs()[0];
-        StreamKGrid::Segment seg =
-            grid.segment(w, blk, segLoop.getInductionVar());
-        Value segEnd = w.add(segStart, seg.len);
-        auto forOp = scf::ForOp::create(
-            wb, loc, segStart, segEnd, w.c(1), in.acc,
-            [&](OpBuilder &lb, Location, Value iter, ValueRange iterArgs) {
-              SmallVector<Value> updated = loop.consume(
-                  lb, iter, segStart, SmallVector<Value>(iterArgs));
-              scf::YieldOp::create(lb, loc, updated);
+        return grid.forEachSegment(
+            cb, loc, blk, segments,
+            [&](OpBuilder &wb, Value segStart,
+                const StreamKGrid::Segment &seg) -> LogicalResult {
+              IndexMath w{wb, loc};
+              Value segEnd = w.add(segStart, seg.len);
+              auto forOp = scf::ForOp::create(
+                  wb, loc, segStart, segEnd, w.c(1), in.acc,
+                  [&](OpBuilder &lb, Location, Value iter,
+                      ValueRange iterArgs) {
+                    SmallVector<Value> updated = loop.consume(
+                        lb, iter, segStart, SmallVector<Value>(iterArgs));
+                    scf::YieldOp::create(lb, loc, updated);
+                  });
+              SmallVector<Value> finished =
+                  in.finish(wb, SmallVector<Value>(forOp.getResults()));
+              loop.releaseTail(wb, w.sub(segEnd, w.c(1)), segStart);
+              SmallVector<Value> fixed = {
+                  arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1)};
+              fixed.append(finished.begin(), finished.end());
+              if (grid.sched.splits()) {
+                // A whole tile keeps its accumulators; a split one goes through
+                // the workspace.
+                Value whole = arith::CmpIOp::create(
+                    wb, loc, arith::CmpIPredicate::eq, seg.len, w.c(K));
+                SmallVector<Type> types;
+                for (Value v : fixed)
+                  types.push_back(v.getType());
+                auto ifWhole = scf::IfOp::create(wb, loc, types, whole, true);
+                OpBuilder tb = ifWhole.getThenBodyBuilder();
+                scf::YieldOp::create(tb, loc, fixed);
+                OpBuilder eb = ifWhole.getElseBodyBuilder();
+                FailureOr<SmallVector<Value>> fixedOr =
+                    emitStreamKFixup(eb, loc, loop, grid, seg, finished);
+                if (failed(fixedOr))
+                  return failure();
+                scf::YieldOp::create(eb, loc, *fixedOr);
+                fixed.assign(ifWhole.getResults().begin(),
+                             ifWhole.getResults().end());
+              }
+              auto ifStore = scf::IfOp::create(wb, loc, fixed[0], false);
+              OpBuilder sb = ifStore.getThenBodyBuilder();
+              IndexMath s{sb, loc};
+              TmaTile coords = grid.decode(s, seg.tile, tm, tn);
+              return in.epilogue(sb, ArrayRef<Value>(fixed).drop_front(),
+                                 &coords);
             });
-        SmallVector<Value> finished =
-            in.finish(wb, SmallVector<Value>(forOp.getResults()));
-        loop.releaseTail(wb, w.sub(segEnd, w.c(1)), segStart);
-        SmallVector<Value> fixed = {
-            arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1)};
-        fixed.append(finished.begin(), finished.end());
-        if (grid.sched.splits()) {
-          // A whole tile keeps its accumulators; a split one goes through
-          // the workspace.
-          Value whole = arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq,
-                                              seg.len, w.c(K));
-          SmallVector<Type> types;
-          for (Value v : fixed)
-            types.push_back(v.getType());
-          auto ifWhole = scf::IfOp::create(wb, loc, types, whole, true);
-          OpBuilder tb = ifWhole.getThenBodyBuilder();
-          scf::YieldOp::create(tb, loc, fixed);
-          OpBuilder eb = ifWhole.getElseBodyBuilder();
-          FailureOr<SmallVector<Value>> fixedOr =
-              emitStreamKFixup(eb, loc, loop, grid, seg, finished);
-          if (failed(fixedOr))
-            return failure();
-          scf::YieldOp::create(eb, loc, *fixedOr);
-          fixed.assign(ifWhole.getResults().begin(),
-                       ifWhole.getResults().end());
-        }
-        auto ifStore = scf::IfOp::create(wb, loc, fixed[0], false);
-        OpBuilder sb = ifStore.getThenBodyBuilder();
-        IndexMath s{sb, loc};
-        TmaTile coords = grid.decode(s, seg.tile, tm, tn);
-        if (failed(
-                in.epilogue(sb, ArrayRef<Value>(fixed).drop_front(), &coords)))
-          return failure();
-        scf::YieldOp::create(wb, loc, ValueRange{segEnd});
-        return success();
       },
       [&](OpBuilder &tb) {
-        IndexMath t{tb, loc};
-        auto segLoop = scf::ForOp::create(tb, loc, t.c(0), segments, t.c(1),
-                                          ValueRange{t.c(0)});
-        OpBuilder sb = OpBuilder::atBlockBegin(segLoop.getBody());
-        IndexMath s{sb, loc};
-        Value segStart = segLoop.getRegionIterArgs()[0];
-        StreamKGrid::Segment seg =
-            grid.segment(s, blk, segLoop.getInductionVar());
-        TmaTile tile = grid.decode(s, seg.tile, tm, tn);
-        SmallVector<Value> im2col;
-        if (usesTmaIm2col(p))
-          im2col = loop.im2colOrigin(sb, tile.rowBase);
-        auto forOp = scf::ForOp::create(sb, loc, s.c(0), seg.len, s.c(1));
-        OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
-        IndexMath l{lb, loc};
-        Value i = forOp.getInductionVar();
-        loop.produce(lb, l.add(segStart, i), l.add(seg.kBegin, i), tile,
-                     im2col);
-        scf::YieldOp::create(sb, loc, ValueRange{s.add(segStart, seg.len)});
+        (void)grid.forEachSegment(
+            tb, loc, blk, segments,
+            [&](OpBuilder &sb, Value segStart,
+                const StreamKGrid::Segment &seg) {
+              IndexMath s{sb, loc};
+              TmaTile tile = grid.decode(s, seg.tile, tm, tn);
+              SmallVector<Value> im2col;
+              if (usesTmaIm2col(p))
+                im2col = loop.im2colOrigin(sb, tile.rowBase);
+              auto forOp = scf::ForOp::create(sb, loc, s.c(0), seg.len, s.c(1));
+              OpBuilder lb = OpBuilder::atBlockBegin(forOp.getBody());
+              IndexMath l{lb, loc};
+              Value i = forOp.getInductionVar();
+              loop.produce(lb, l.add(segStart, i), l.add(seg.kBegin, i), tile,
+                           im2col);
+              return success();
+            });
       },
       result);
   return result;

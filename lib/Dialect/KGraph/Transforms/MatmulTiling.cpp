@@ -358,8 +358,9 @@ static int64_t wholeTileBlocks(int64_t tiles, const SMTarget &target) {
 /// not tell apart, for measured tuning (bench/gemm_variants): the other band
 /// heights of grouped rasterization (below the grid's M tiles), the other
 /// copy engine (cp.async or TMA), a stream-K grid of one block per SM and a
-/// persistent grid of whole tiles per block (wholeTileBlocks), in rank order after every ranked tiling,
-/// so the ranking and its rank 1 are unchanged. Variants the problem or
+/// persistent grid of whole tiles per block (wholeTileBlocks), in rank
+/// order after every ranked tiling, so the ranking and its rank 1 are
+/// unchanged. Variants the problem or
 /// target cannot run are left to the one legality check (verifyForGroup)
 /// that every listed candidate passes; duplicates are dropped.
 static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
