@@ -88,7 +88,7 @@ FailureOr<GemmLaunchShape> kgraph::getGemmLaunchShape(FusedOp group,
   shape.gridZ = p.batch;
   if (config.isStreamK()) {
     // A persistent grid walks every tile (TmaPipeline.cpp).
-    shape.gridX = getStreamKWorkspace(p, config).blocks;
+    shape.gridX = getStreamKWorkspace(p, config).schedule.blocks;
     shape.gridY = shape.gridZ = 1;
     shape.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
     return shape;

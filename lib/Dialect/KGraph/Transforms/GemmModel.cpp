@@ -346,12 +346,12 @@ StreamKWorkspace kgraph::getStreamKWorkspace(const MatmulProblem &p,
                                              MatmulConfigAttr config) {
   StreamKWorkspace w;
   int64_t tm = config.getTileM(), tn = config.getTileN();
-  w.tiles = p.batch * llvm::divideCeilSigned(p.m, tm) *
-            llvm::divideCeilSigned(p.n, tn);
-  w.kTiles = llvm::divideCeilSigned(p.k, config.getTileK());
+  int64_t tiles = p.batch * llvm::divideCeilSigned(p.m, tm) *
+                  llvm::divideCeilSigned(p.n, tn);
+  int64_t kTiles = llvm::divideCeilSigned(p.k, config.getTileK());
   // More blocks than iterations would leave some without work.
-  w.blocks = std::min(config.getStreamK(), w.tiles * w.kTiles);
-  w.schedule = getStreamKSchedule(w.tiles, w.kTiles, w.blocks);
+  w.schedule = getStreamKSchedule(
+      tiles, kTiles, std::min(config.getStreamK(), tiles * kTiles));
   int64_t split = w.schedule.splits() ? w.schedule.remainder : 0;
   w.partialsOffset = llvm::alignTo(std::max<int64_t>(split, 1) * 4, 128);
   w.slotElements = tm * tn;
@@ -370,20 +370,21 @@ std::string kgraph::getStreamKError(MatmulConfigAttr config,
   llvm::raw_string_ostream os(msg);
   // The kernel counts a block's iterations in 32 bits (stage and phase of
   // its pipeline).
-  int64_t total = w.tiles * w.kTiles;
-  int64_t perBlock = w.schedule.busiest;
+  const StreamKSchedule &s = w.schedule;
+  int64_t total = s.tiles * s.kTiles;
+  int64_t perBlock = s.busiest;
   if (perBlock >= (int64_t(1) << 31)) {
     os << "stream_k = " << config.getStreamK() << " gives a block "
-       << perBlock << " of " << total << " iterations (" << w.tiles
-       << " tiles x " << w.kTiles
+       << perBlock << " of " << total << " iterations (" << s.tiles
+       << " tiles x " << s.kTiles
        << " k tiles); a block may run at most 2^31 - 1";
     return msg;
   }
   if (w.totalBytes <= kMaxStreamKWorkspaceBytes)
     return "";
   os << "stream_k = " << config.getStreamK() << " needs " << w.totalBytes
-     << " bytes of workspace (" << w.schedule.remainder
-     << " split tiles of " << w.schedule.pieces + 1
+     << " bytes of workspace (" << s.remainder << " split tiles of "
+     << s.pieces + 1
      << " partial tiles each); at most "
      << kMaxStreamKWorkspaceBytes;
   return msg;

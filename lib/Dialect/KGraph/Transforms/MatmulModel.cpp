@@ -297,7 +297,11 @@ static constexpr double kEpilogueBytesPerSMClock = 6.5;
 /// block an even share of the iterations, at staggered k offsets, ran
 /// 1.13-1.67x slower on the H100 (S24-2, S28-1): its blocks lost the L2
 /// sharing of blocks in step (S29-1). The schedule of getStreamKSchedule
-/// keeps them in step; its cost is S29-2's to measure.
+/// keeps them in step, but measured against this model it still ran
+/// 1.2-3x slower on few-tile long-K matmuls (S29-2: the other blocks' L2
+/// traffic and the serial partial reads), and with 1.1 the model picked a
+/// 128x256 split for 1024x1024x8192 that ran 0.91x data-parallel: 1.5
+/// stays.
 static constexpr double kStreamKSplitSlowdown = 1.5;
 
 /// What a block costs an SM between tiles in a data-parallel grid of one
@@ -499,7 +503,7 @@ KernelLaunch kgraph::getMatmulLaunch(MatmulConfigAttr config,
   launch.grid = {linear ? tilesN * tilesM : tilesN, linear ? 1 : tilesM,
                  p.batch};
   if (config.isStreamK())
-    launch.grid = {getStreamKWorkspace(p, config).blocks, 1, 1};
+    launch.grid = {getStreamKWorkspace(p, config).schedule.blocks, 1, 1};
   launch.block = {config.getBlockThreads(), 1, 1};
   launch.sharedMemoryBytes = getGemmSharedMemoryLayout(p, config).totalBytes;
   return launch;

@@ -318,15 +318,15 @@ inline constexpr int64_t kStreamKPieceIterations = 5;
 /// The least speedup of the busiest block for which a split is taken.
 inline constexpr double kStreamKSplitGain = 1.1;
 
-/// The grid and global workspace of a stream-K GEMM kernel: B =
-/// min(stream_k, tiles x kTiles) blocks scheduled as getStreamKSchedule
-/// says; one i32 arrival counter per split tile (at least one word), zero
+/// The grid and global workspace of a stream-K GEMM kernel: `schedule`
+/// (getStreamKSchedule) of B = min(stream_k, tiles x kTiles) blocks, which
+/// also holds the grid's blocks, tiles and k tiles; one i32 arrival counter per split tile (at least one word), zero
 /// between launches, then from `partialsOffset` (S + 1) slots per split
 /// tile r of a block tile's partial sums in the accumulator type: its head
 /// in slot r (S + 1), piece j in slot r (S + 1) + 1 + j.
 struct StreamKWorkspace {
   StreamKSchedule schedule;
-  int64_t blocks = 0, tiles = 0, kTiles = 0, partialsOffset = 0;
+  int64_t partialsOffset = 0;
   int64_t slotElements = 0;
   int64_t totalBytes = 0;
 };
