@@ -41,10 +41,10 @@ func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> ten
 // -----
 
 // 1024^3 has too few 128x128 tiles for 132 SMs: the H200 takes 64x128 blocks
-// of one warpgroup (wgmma, 5 stages: one of them is still being read by the
+// of one warpgroup (wgmma, 7 stages: the deepest the model tries; one is still read by the
 // previous tile's wgmmas; TMA loads); sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
 // CHECK-LABEL: func @f16_1024(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 7, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @f16_1024(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @f16_1024(
@@ -158,7 +158,7 @@ func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tens
 
 // transpose_b: B's contiguous extent is K = 1000, a multiple of 8.
 // CHECK-LABEL: func @transpose_b(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 5, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 7, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @transpose_b(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @transpose_b(

@@ -312,6 +312,15 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
          p.batch * tilesM * tilesN > resident;
 }
 
+/// The deepest wgmma pipeline the model considers (shared memory permitting;
+/// more stages rank first among equal estimates). From 3 stages on, one of
+/// them is still being read by the previous tile's wgmmas, and the loads'
+/// latency under load exceeds what 4 stages in flight cover: on the deep
+/// 1x1 conv 2048->512 (3136x512x2048, 128x104 tiles) 5, 6 and 7 stages
+/// ran 0.75, 0.80 and 0.81 of cuDNN, 128x128 0.81 and 0.83 with 5 and 6
+/// (S30-2, S30-3); cuBLAS runs its 128x96 tile there 7 deep (S30-1).
+static constexpr int64_t kMaxWgmmaStages = 7;
+
 /// The model picks a stream-K grid only this much faster than the best
 /// data-parallel one (its stream-K estimates are the coarser).
 static constexpr double kStreamKMinGain = 0.15;
@@ -518,7 +527,7 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
           }
       }
   // wgmma where the target has it for the operand type: warpgroups of 4
-  // warps stacked along M, each one or two 64-row slabs by one N-wide
+  // warps stacked along M, each one to three 64-row slabs by one N-wide
   // instruction, K tiles of 64 (one 128-byte swizzled row of f16/bf16).
   // Only with cp.async copies (at least 4 bytes each): synchronous copies of
   // 64-deep tiles keep more values in registers than the model counts
@@ -532,14 +541,40 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
     w.tileK = 64;
     w.smemPadding = 0;
     int64_t kIters = llvm::divideCeilSigned(p.k, w.tileK);
-    const int64_t wgTiles[] = {64, 128, 256};
+    // Heights of one to three 64-row slabs per warpgroup, and widths of
+    // every multiple of 16 from 64 to 256 (of 64 for an N-major B, whose
+    // swizzled rows are 64 wide): a tile sized so that the grid has about
+    // as many tiles as SMs beats a power of two whose last wave would be
+    // partial. cuBLAS's and cuDNN's kernels for the deep ResNet-50 1x1
+    // convs use 128x96 and 128x192 tiles, exactly 132 of them (S30-1); here
+    // 192x128 (132 tiles) on 12544x256x1024 and 128x112 (125) on
+    // 3136x512x2048 ran 1.05-1.1x the 128x256 and 128x128 grids (S30-3).
+    // Only grids of at most one wave get them (where a power of two leaves
+    // SMs idle): the model would otherwise trade the measured 128x256 of
+    // the large GEMMs for 256x192 on its global-traffic estimate alone.
+    // Odd multiples of 8 are left out: 128x104 ran 0.9x 128x112. Of the
+    // widths that cut N into the same number of tiles only the narrowest
+    // is added: a wider one only computes padding.
+    const int64_t wgTilesM[] = {64, 128, 192, 256};
     const int64_t groupCounts[] = {1, 2, 4};
-    for (int64_t tm : wgTiles)
-      for (int64_t tn : wgTiles)
+    const int64_t stepN = p.transposeB ? 16 : 64;
+    SmallVector<int64_t> wgTilesN;
+    for (int64_t tn = 64; tn <= 256; tn += stepN)
+      if (llvm::isPowerOf2_64(tn) ||
+          llvm::divideCeilSigned(p.n, tn - stepN) !=
+              llvm::divideCeilSigned(p.n, tn))
+        wgTilesN.push_back(tn);
+    for (int64_t tm : wgTilesM)
+      for (int64_t tn : wgTilesN)
         for (int64_t gm : groupCounts)
           for (int64_t gn : groupCounts) {
-            if (gm * gn > 4 || tm % (64 * gm) != 0 || tm / gm > 128 ||
-                tn % gn != 0 || tn / gn > int64_t(wg->n))
+            if (gm * gn > 4 || tm % (64 * gm) != 0 || tm / gm > 192 ||
+                tn % (16 * gn) != 0 || tn / gn > int64_t(wg->n))
+              continue;
+            if ((!llvm::isPowerOf2_64(tm) || !llvm::isPowerOf2_64(tn)) &&
+                p.batch * llvm::divideCeilSigned(p.m, tm) *
+                        llvm::divideCeilSigned(p.n, tn) >
+                    int64_t(target.numSMs))
               continue;
             w.tileM = tm;
             w.tileN = tn;
@@ -548,9 +583,7 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
             w.instN = tn / gn;
             if (!wgmmaError(w, p.transposeA, p.transposeB).empty())
               continue;
-            // One stage more than mma.sync: from 3 stages on, one of them
-            // is still being read by the previous tile's wgmmas.
-            for (int64_t s = 1; s <= std::min(maxStages + 1, kIters); ++s) {
+            for (int64_t s = 1; s <= std::min(kMaxWgmmaStages, kIters); ++s) {
               w.stages = s;
               MatmulEstimate e = estimateTiling(w, p, target);
               if (e.occupancy.blocksPerSM == 0)
