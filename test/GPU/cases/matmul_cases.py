@@ -68,7 +68,16 @@ WGMMA_CONFIGS = {
     "wg2x2_n64": (128, 128, 8, 2, 2, 64),       # 2 stages: wait_group 0
     "wg1x1_n64": (64, 64, 4, 1, 3, 64),
     "wg1x1_n96": (128, 96, 4, 1, 3, 96),        # N % 64 != 0: B^T only
+    # Tiles sized to the SM count (the model's one-wave grids):
+    "wg1x1_n112": (128, 112, 4, 1, 7, 112),     # 7 stages; B^T only
+    "wg3slab_n128": (192, 128, 4, 1, 5, 128),   # three 64-row slabs
+    "wg3slab_1x2_n64": (192, 128, 4, 2, 5, 64), # two warpgroups of 192x64
 }
+#: Tags whose kernels load with TMA (copy = tma; the strides of A, B and
+#: the result must be multiples of 16 bytes).
+WGMMA_TMA_TAGS = {"wg1x1_n112_tma": "wg1x1_n112",
+                  "wg3slab_n128_tma": "wg3slab_n128",
+                  "wg3slab_1x2_n64_tma": "wg3slab_1x2_n64"}
 #: (config tag, combo, batch, (M, N, K), transpose_a, transpose_b).
 WGMMA_CASES = [
     (tag, "f16_f32", None, mnk, ta, tb)
@@ -76,7 +85,10 @@ WGMMA_CASES = [
                          ("wg1x2_n128", [(False, False), (False, True)]),
                          ("wg2x2_n64", [(True, False), (False, True)]),
                          ("wg1x1_n64", [(True, False), (True, True)]),
-                         ("wg1x1_n96", [(False, True), (True, True)]))
+                         ("wg1x1_n96", [(False, True), (True, True)]),
+                         ("wg1x1_n112", [(False, True), (True, True)]),
+                         ("wg3slab_n128", [(False, False), (False, True)]),
+                         ("wg3slab_1x2_n64", [(True, False), (False, True)]))
     for ta, tb in layouts
     for mnk in [(128, 128, 64), (33, 65, 17), (127, 129, 255),
                 (256, 1000, 2048)]
@@ -86,6 +98,11 @@ WGMMA_CASES = [
     ("wg1x1_n96", "bf16_bf16", None, (127, 129, 255), True, True),
     ("wg2x2_n64", "bf16_bf16", None, (100, 200, 300), False, True),
     ("wg1x1_n64", "f16_f32", 3, (65, 33, 17), True, True),
+    ("wg1x1_n112_tma", "f16_f32", None, (600, 392, 3000), False, True),
+    ("wg1x1_n112_tma", "f16_f16", None, (200, 520, 136), False, True),
+    ("wg3slab_n128_tma", "f16_f16", None, (200, 136, 520), False, False),
+    ("wg3slab_n128_tma", "bf16_f32", None, (600, 392, 3000), False, True),
+    ("wg3slab_1x2_n64_tma", "bf16_bf16", None, (600, 392, 3000), False, True),
     ("wg2x1_n128", "bf16_bf16", 8, (128, 128, 128), False, False),
 ]
 #: Stream-K grids (TMA copies, 128x128 tiles, persistent blocks over the
@@ -113,7 +130,7 @@ def stream_k_config(blocks):
 
 #: Memcheck subset of the wgmma cases: the small shapes of two configs.
 MEMCHECK_WGMMA = {(33, 65, 17), (65, 33, 17)}
-MEMCHECK_WGMMA_TAGS = {"wg2x1_n128", "wg1x1_n64"}
+MEMCHECK_WGMMA_TAGS = {"wg2x1_n128", "wg1x1_n64", "wg3slab_n128"}
 
 
 def load_width(*extents, elem_bytes=2):
@@ -126,11 +143,12 @@ def load_width(*extents, elem_bytes=2):
 
 
 def wgmma_config(tag, lw):
-    tm, tn, wm, wn, stages, inst_n = WGMMA_CONFIGS[tag]
+    tm, tn, wm, wn, stages, inst_n = WGMMA_CONFIGS[WGMMA_TMA_TAGS.get(tag, tag)]
+    copy = ", copy = tma" if tag in WGMMA_TMA_TAGS else ""
     return (f"#kgraph.matmul_config<tile_m = {tm}, tile_n = {tn}, "
             f"tile_k = 64, warps_m = {wm}, warps_n = {wn}, stages = {stages}, "
             f"instruction = wgmma, instruction_shape = [64, {inst_n}, 16], "
-            f"load_width = {lw}, smem_padding = 0>")
+            f"load_width = {lw}, smem_padding = 0{copy}>")
 
 
 #: Value domains: floats uniform in [-1, 1]; i8 integers in [-8, 8], so every
