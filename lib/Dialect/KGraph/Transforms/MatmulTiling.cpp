@@ -320,6 +320,8 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
 /// ran 0.75, 0.80 and 0.81 of cuDNN, 128x128 0.81 and 0.83 with 5 and 6
 /// (S30-2, S30-3); cuBLAS runs its 128x96 tile there 7 deep (S30-1).
 static constexpr int64_t kMaxWgmmaStages = 7;
+/// The deepest wgmma pipeline with cp.async copies (the measured depths).
+static constexpr int64_t kMaxCpAsyncWgmmaStages = 5;
 
 /// The model picks a stream-K grid only this much faster than the best
 /// data-parallel one (its stream-K estimates are the coarser).
@@ -592,6 +594,11 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
               w.stages = s;
               MatmulEstimate e = estimateTiling(w, p, target);
               if (e.occupancy.blocksPerSM == 0)
+                continue;
+              // Pipelines deeper than 5 stages were measured with TMA
+              // copies only (kMaxWgmmaStages).
+              if (s > kMaxCpAsyncWgmmaStages &&
+                  !usesTma(w, e, p, target, ctx))
                 continue;
               // A conv2d's TMA block gathers its input by im2col boxes:
               // its iterations carry no gather overhead (MatmulModel.cpp).
