@@ -41,8 +41,9 @@ func.func @f16_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> ten
 // -----
 
 // 1024^3 has too few 128x128 tiles for 132 SMs: the H200 takes 64x128 blocks
-// of one warpgroup (wgmma, 7 stages: the deepest the model tries; one is still read by the
-// previous tile's wgmmas; TMA loads); sm_80 (108 SMs) keeps 128x128. An f16 result still accumulates in f32.
+// of one warpgroup (wgmma, 7 stages: the deepest the model tries with TMA
+// loads; one is still read by the previous tile's wgmmas); sm_80 (108 SMs)
+// keeps 128x128. An f16 result still accumulates in f32.
 // CHECK-LABEL: func @f16_1024(
 // CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 7, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @f16_1024(

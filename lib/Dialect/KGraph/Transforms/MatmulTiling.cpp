@@ -578,13 +578,11 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
             // (S30-2, S30-3); two or four side by side never ran on a GPU.
             if (tm / gm == 192 && gn != 1)
               continue;
-            if ((!llvm::isPowerOf2_64(tm) || !llvm::isPowerOf2_64(tn)) &&
-                p.batch * llvm::divideCeilSigned(p.m, tm) *
-                        llvm::divideCeilSigned(p.n, tn) >
-                    int64_t(target.numSMs))
-              continue;
             w.tileM = tm;
             w.tileN = tn;
+            if ((!llvm::isPowerOf2_64(tm) || !llvm::isPowerOf2_64(tn)) &&
+                outputTiles(w, p) > int64_t(target.numSMs))
+              continue;
             w.warpsM = 4 * gm;
             w.warpsN = gn;
             w.instN = tn / gn;
@@ -595,22 +593,26 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
               MatmulEstimate e = estimateTiling(w, p, target);
               if (e.occupancy.blocksPerSM == 0)
                 continue;
-              // Pipelines deeper than 5 stages were measured with TMA
-              // copies only (kMaxWgmmaStages).
-              if (s > kMaxCpAsyncWgmmaStages &&
-                  !usesTma(w, e, p, target, ctx))
-                continue;
               // A conv2d's TMA block gathers its input by im2col boxes:
               // its iterations carry no gather overhead (MatmulModel.cpp).
+              // A matmul's copy engine is chosen by the same test when
+              // ranked.
               Tiling v = w;
-              if (p.conv && usesTma(v, e, p, target, ctx)) {
+              bool tma = usesTma(w, e, p, target, ctx);
+              if (p.conv && tma) {
                 v.copy = CopyKind::tma;
                 if (MatmulEstimate te = estimateTiling(v, p, target);
-                    te.occupancy.blocksPerSM != 0)
+                    te.occupancy.blocksPerSM != 0) {
                   e = te;
-                else
+                } else {
                   v.copy = CopyKind::cp_async;
+                  tma = false;
+                }
               }
+              // Pipelines deeper than 5 stages were measured with TMA
+              // copies only (kMaxWgmmaStages).
+              if (s > kMaxCpAsyncWgmmaStages && !tma)
+                continue;
               candidates.push_back({v, e});
             }
           }

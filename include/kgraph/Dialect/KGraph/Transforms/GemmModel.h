@@ -320,8 +320,9 @@ inline constexpr double kStreamKSplitGain = 1.1;
 
 /// The grid and global workspace of a stream-K GEMM kernel: `schedule`
 /// (getStreamKSchedule) of B = min(stream_k, tiles x kTiles) blocks, which
-/// also holds the grid's blocks, tiles and k tiles; one i32 arrival counter per split tile (at least one word), zero
-/// between launches, then from `partialsOffset` (S + 1) slots per split
+/// also holds the grid's blocks, tiles and k tiles; one i32 arrival counter
+/// per split tile (at least one word), zero between launches, then from
+/// `partialsOffset` (S + 1) slots per split
 /// tile r of a block tile's partial sums in the accumulator type: its head
 /// in slot r (S + 1), piece j in slot r (S + 1) + 1 + j.
 struct StreamKWorkspace {
