@@ -145,16 +145,16 @@ func.func @int_stencil_shape(%x: tensor<1x48x33x4xi8>, %w: tensor<2x2x3x4xi8>) -
 // these layers make exactly 132): the deep 1x1 conv 2048 -> 512 at 7x7,
 // M = 3136, N = 512, gets 128x112 tiles (25 x 5 = 125 blocks; 128x128 made
 // 100), 7 stages deep. The 1x1 conv 1024 -> 256 at 14x14 (M = 12544)
-// keeps 128x256 (98 blocks): the one-warpgroup 192x128 tile (132) that ran
-// 1.05x faster is estimated slower (a block of 4 warps counts as half the
-// tensor rate), and three-slab tiles as two warpgroups across N are not
-// enumerated (never measured). A grid of more than one wave keeps
-// power-of-two tiles (the 256 -> 64 conv at 56x56 below).
+// gets 192x128 tiles as one warpgroup (66 x 2 = 132 blocks; 128x256 made
+// 98), which ran 1.05x faster: its three slabs count as two warpgroups'
+// issue. Three-slab tiles as two warpgroups across N are not enumerated
+// (never measured). A grid of more than one wave keeps power-of-two
+// tiles (the 256 -> 64 conv at 56x56 below).
 // CHECK-LABEL: func @deep_1x1_2048(
 // CHECK: tile_m = 128, tile_n = 112, tile_k = 64, warps_m = 4, warps_n = 1, stages = 7, instruction = wgmma, instruction_shape = [64, 112, 16]
 // CHECK-SAME: copy = tma
 // CHECK-LABEL: func @deep_1x1_1024(
-// CHECK: tile_m = 128, tile_n = 256, tile_k = 64
+// CHECK: tile_m = 192, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 1, stages = 5
 // CHECK-SAME: instruction = wgmma
 // CHECK-SAME: copy = tma
 // CHECK-LABEL: func @many_waves_1x1(

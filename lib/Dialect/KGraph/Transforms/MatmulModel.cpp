@@ -369,8 +369,18 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
         double(total) / double(schedule.busiest * e.numBlocks);
   }
 
+  // A warpgroup whose tile is two or more 64-row slabs issues that many
+  // independent wgmma chains per k step, as much as two warpgroups of one
+  // slab: measured on the H100, 128x128 as one warpgroup and as two ran
+  // tied (S29-6, S30-1), and one warpgroup of 192x128 ran 5-10% faster
+  // than 128x256 as two (S30-2, S30-3). So each warp counts once per slab,
+  // up to two.
+  double issuingWarps = double(t.warps());
+  if (t.kind == MmaKind::wgmma)
+    issuingWarps *= double(std::clamp<int64_t>(
+        t.tileM / std::max<int64_t>(1, t.warpsM / 4) / 64, 1, 2));
   double saturation =
-      std::min(1.0, double(resident * t.warps()) / kWarpsToSaturate);
+      std::min(1.0, double(resident) * issuingWarps / kWarpsToSaturate);
   double paddedFma = blocks * t.tileM * t.tileN * double(kIters * t.tileK);
   e.computeCycles =
       paddedFma /
@@ -425,9 +435,15 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   // with 128x128 tiles over N = 64 and 0.11 ms with 256x64 ones.
   double covered = double(p.batch * p.m * p.n) /
                    (blocks * double(t.tileM) * double(t.tileN));
+  // The slab count speeds the epilogue of a grid of one block per SM in one
+  // wave, whose stores end the kernel unhidden (192x128 as one warpgroup
+  // beat 128x256 as two, S30-3). Where blocks turn over, 4-warp blocks of
+  // one slab ran fastest (the K = 64 convs, S21-1), so warps count once.
+  double epilogueWarps =
+      e.waves == 1 && resident == 1 ? issuingWarps : double(t.warps());
   double epilogueRate = std::min(
       {dramBytesPerClock, kEpilogueBytesPerSMClock,
-       double(resident * t.warps()) * covered * kEpilogueBytesPerWarpClock});
+       double(resident) * epilogueWarps * covered * kEpilogueBytesPerWarpClock});
   e.epilogueCycles = epilogueBytes / (numSMs * epilogueRate);
 
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles
