@@ -171,3 +171,24 @@ func.func @many_waves_1x1(%x: tensor<64x56x56x256xf16>, %w: tensor<64x1x1x256xf1
   %0 = kgraph.conv2d %x, %w layout = nhwc : tensor<64x56x56x256xf16>, tensor<64x1x1x256xf16> -> tensor<64x56x56x64xf16>
   return %0 : tensor<64x56x56x64xf16>
 }
+
+// -----
+
+// A 3x3 conv's TMA gathers its input by im2col boxes: such pipelines keep
+// at most 6 stages (the 512 3x3 conv at 7x7 ran 36.0 us 7 deep and 31.5 us
+// 6 deep, S31-1). A strided 3x3 conv whose copies stay cp.async keeps two
+// warpgroups: there a one-warpgroup 192x128 block (its 4 warps gather the
+// operands too) ran 2x slower than 256x128 as two (S31-1).
+// CHECK-LABEL: func @im2col_3x3_512(
+// CHECK: tile_m = 128, tile_n = 112, tile_k = 64, warps_m = 4, warps_n = 1, stages = 6
+// CHECK-SAME: copy = tma
+// CHECK-LABEL: func @strided_3x3_cp_async(
+// CHECK: tile_m = 256, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0>}
+func.func @im2col_3x3_512(%x: tensor<64x7x7x512xf16>, %w: tensor<512x3x3x512xf16>) -> tensor<64x7x7x512xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc padding = [1, 1, 1, 1] : tensor<64x7x7x512xf16>, tensor<512x3x3x512xf16> -> tensor<64x7x7x512xf16>
+  return %0 : tensor<64x7x7x512xf16>
+}
+func.func @strided_3x3_cp_async(%x: tensor<64x35x35x96xf16>, %w: tensor<128x3x3x96xf16>) -> tensor<64x17x17x128xf16> {
+  %0 = kgraph.conv2d %x, %w layout = nhwc strides = [2, 2] : tensor<64x35x35x96xf16>, tensor<128x3x3x96xf16> -> tensor<64x17x17x128xf16>
+  return %0 : tensor<64x17x17x128xf16>
+}

