@@ -30,9 +30,11 @@ func.func @resnet_3x3_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<64x3x3x64
 
 // A 1x1 NHWC conv2d is the plain GEMM [N*H*W, C] x [C, F]: K = 64 is one
 // 64-wide k tile. With so short a main loop the epilogue's stores bind; on
-// sm_90a one stage of wgmma, on sm_80 mma.sync with more warps.
+// sm_90a one stage of wgmma in the smallest blocks (the most resident per
+// SM: their epilogues overlap each other's loads), on sm_80 mma.sync with
+// more warps.
 // CHECK-LABEL: func @resnet_1x1_nhwc_f16(
-// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 8, warps_n = 1, stages = 1, instruction = wgmma, instruction_shape = [64, 128, 16], load_width = 8, smem_padding = 0, group_m = 8>}
+// CHECK: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 64, tile_k = 64, warps_m = 4, warps_n = 1, stages = 1, instruction = wgmma, instruction_shape = [64, 64, 16], load_width = 8, smem_padding = 0, group_m = 8>}
 // SM80-LABEL: func @resnet_1x1_nhwc_f16(
 // SM80: kgraph.fused{{.*}}{kgraph.config = #kgraph.matmul_config<tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 4, instruction = mma_sync, instruction_shape = [16, 8, 16], load_width = 8, smem_padding = 8>}
 func.func @resnet_1x1_nhwc_f16(%x: tensor<64x56x56x64xf16>, %w: tensor<256x1x1x64xf16>) -> tensor<64x56x56x256xf16> {

@@ -634,7 +634,13 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
 
   // The model is not finer than a few percent: every candidate within
   // kTimeTolerance of the fastest counts as equally fast, and the key below
-  // picks among them. wgmma before mma.sync (measured on the H200, session
+  // picks among them. Where the epilogue binds a wgmma grid of several
+  // waves (short K: the 1x1 convs of K = 64, whose candidates all tie at
+  // the epilogue's rate), more resident blocks per SM: measured on the
+  // H100, 64->256 at 56x56 ran 48.3-48.5 us with 4-warp blocks of 64x128
+  // or 64x64 against 54.4 us with 8-warp 128x128 ones, and 64->64 21.9
+  // against 22.9 us (S21-1, S31-1 tuner records; at batch 256 with a
+  // residual add 64x64 ran 1.17x faster than 128x128). Then wgmma before mma.sync (measured on the H200, session
   // 8 database: wherever both tied, the wgmma tiling ran 5-40% faster; its
   // operands come from shared memory without ldmatrix and its issue is
   // asynchronous), and of wgmma tilings the wider instruction (256x128 with
@@ -654,7 +660,14 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
   auto key = [&](const Candidate &c) {
     const Tiling &t = c.tiling;
     const MatmulEstimate &e = c.estimate;
+    // A wgmma grid of several waves whose estimate is its epilogue's: more
+    // resident blocks first, whose epilogues overlap each other's main
+    // loops (below).
+    bool epilogueBound =
+        t.kind == MmaKind::wgmma && e.waves > 1 &&
+        e.epilogueCycles >= e.cycles * e.waveEfficiency * (1 - 1e-3);
     return std::make_tuple(
+        epilogueBound ? -int64_t(e.occupancy.blocksPerSM) : 0,
         t.kind == MmaKind::wgmma ? -t.instN : 0, -t.stages,
         std::llround(e.globalCycles + e.sharedCycles),
         -t.tileM * t.tileN,
