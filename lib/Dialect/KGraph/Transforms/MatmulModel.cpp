@@ -446,7 +446,8 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
       e.waves == 1 && resident == 1 ? issuingWarps : double(t.warps());
   double epilogueRate = std::min(
       {dramBytesPerClock, kEpilogueBytesPerSMClock,
-       double(resident) * epilogueWarps * covered * kEpilogueBytesPerWarpClock});
+       double(resident) * epilogueWarps * covered *
+           kEpilogueBytesPerWarpClock});
   e.epilogueCycles = epilogueBytes / (numSMs * epilogueRate);
 
   double pipelined = t.stages == 1 ? e.computeCycles + e.globalCycles

@@ -640,12 +640,12 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
   // H100, 64->256 at 56x56 ran 48.3-48.5 us with 4-warp blocks of 64x128
   // or 64x64 against 54.4 us with 8-warp 128x128 ones, and 64->64 21.9
   // against 22.9 us (S21-1, S31-1 tuner records; at batch 256 with a
-  // residual add 64x64 ran 1.17x faster than 128x128). Then wgmma before mma.sync (measured on the H200, session
-  // 8 database: wherever both tied, the wgmma tiling ran 5-40% faster; its
-  // operands come from shared memory without ldmatrix and its issue is
-  // asynchronous), and of wgmma tilings the wider instruction (256x128 with
-  // 16 warps: 4 warpgroups of 64x128 ran 4-11% faster than 8 x 2 of
-  // 128x64), then more stages (slack against latency spikes the
+  // residual add 64x64 ran 1.17x faster than 128x128). Then wgmma before
+  // mma.sync (measured on the H200, session 8 database: wherever both
+  // tied, the wgmma tiling ran 5-40% faster; its operands come from shared
+  // memory without ldmatrix and its issue is asynchronous), and of wgmma
+  // tilings the wider instruction (256x128 with 16 warps: 4 warpgroups of
+  // 64x128 ran 4-11% faster than 8 x 2 of 128x64), then more stages (slack against latency spikes the
   // mean-latency model does not see), then less global + shared-memory time
   // (slack behind the binding limit), a larger block tile, for wgmma grids
   // of more than one wave (grouped rasterization, below) the taller of two
