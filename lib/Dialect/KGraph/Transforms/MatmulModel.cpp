@@ -380,8 +380,8 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   // 256x128 (S31-1), and warps count once.
   double issuingWarps = double(t.warps());
   if (t.kind == MmaKind::wgmma && t.copy == CopyKind::tma)
-    issuingWarps *= double(std::clamp<int64_t>(
-        t.tileM / std::max<int64_t>(1, t.warpsM / 4) / 64, 1, 2));
+    issuingWarps *=
+        double(std::clamp<int64_t>(t.warpgroupTileM() / 64, 1, 2));
   double saturation =
       std::min(1.0, double(resident) * issuingWarps / kWarpsToSaturate);
   double paddedFma = blocks * t.tileM * t.tileN * double(kIters * t.tileK);
@@ -412,7 +412,7 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   double sharedBytes =
       t.kind == MmaKind::wgmma
           ? blocks * (t.warps() / 4) * double(kIters * t.tileK) *
-                double(t.tileM / (t.warpsM / 4) + t.warpTileN()) * eb
+                double(t.warpgroupTileM() + t.warpTileN()) * eb
           : blocks * t.warps() * double(kIters * t.tileK) *
                 double(t.warpTileM() + t.warpTileN()) * eb;
   e.sharedCycles = sharedBytes / (numSMs * double(target.sharedBytesPerClock));

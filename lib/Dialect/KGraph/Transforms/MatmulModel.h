@@ -44,6 +44,9 @@ struct Tiling {
   int64_t warps() const { return warpsM * warpsN; }
   int64_t warpTileM() const { return tileM / warpsM; }
   int64_t warpTileN() const { return tileN / warpsN; }
+  /// A wgmma warpgroup's rows: warpgroups of 4 warps along M, each a stack
+  /// of 64-row slabs (only for wgmma, whose warps_m is a multiple of 4).
+  int64_t warpgroupTileM() const { return tileM / (warpsM / 4); }
 };
 
 /// Bytes of one element in memory (the element-type table's; problems are

@@ -645,15 +645,16 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
   // tied, the wgmma tiling ran 5-40% faster; its operands come from shared
   // memory without ldmatrix and its issue is asynchronous), and of wgmma
   // tilings the wider instruction (256x128 with 16 warps: 4 warpgroups of
-  // 64x128 ran 4-11% faster than 8 x 2 of 128x64), then more stages (slack against latency spikes the
-  // mean-latency model does not see), then less global + shared-memory time
-  // (slack behind the binding limit), a larger block tile, for wgmma grids
-  // of more than one wave (grouped rasterization, below) the taller of two
-  // equal tiles, less shared memory, fewer warps; enumeration order settles
-  // the rest. Taller tiles measured on the H200: f16 8192^3 with group_m = 8
-  // 256x128 549 TFLOP/s against 519 for 128x256 (both two warpgroups of
-  // 128x128); but a one-wave grid (ResNet 1x1 conv, M 12544, N 256, K 1024)
-  // ran 0.027 ms with 128x256 against 0.038 ms with 256x128.
+  // 64x128 ran 4-11% faster than 8 x 2 of 128x64), then more stages (slack
+  // against latency spikes the mean-latency model does not see), then less
+  // global + shared-memory time (slack behind the binding limit), a larger
+  // block tile, for wgmma grids of more than one wave (grouped
+  // rasterization, below) the taller of two equal tiles, less shared
+  // memory, fewer warps; enumeration order settles the rest. Taller tiles
+  // measured on the H200: f16 8192^3 with group_m = 8 256x128 549 TFLOP/s
+  // against 519 for 128x256 (both two warpgroups of 128x128); but a
+  // one-wave grid (ResNet 1x1 conv, M 12544, N 256, K 1024) ran 0.027 ms
+  // with 128x256 against 0.038 ms with 256x128.
   double fastest = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates)
     fastest = std::min(fastest, c.estimate.cycles);
