@@ -90,3 +90,35 @@ def test_integer_clamp_bounds_saturate(lo, hi, want):
            result=NS(name="r", dtype="i8"))
     got = graphgen._eval_node(torch, None, n, {"a": x})
     assert got.tolist() == (x.tolist() if want is None else [want] * 5)
+
+
+def test_clamp_magnitude_follows_its_range():
+    """A clamp whose range lies away from zero lifts its values to the range
+    (fuzz seed 5e3a91c2, graph 260.1: clamp to [-300, -299], then a matmul
+    whose sums cancel to ~5 from summands of ~300); one around zero bounds
+    them by its operand. The tolerance then covers an f32 sum of the
+    products in another order."""
+    V, N = graphgen.Value, graphgen.Node
+    g = graphgen.Graph("t")
+    a1, a3 = V("a1", (32, 32), "f32"), V("a3", (32, 31), "f32")
+    g.args = [a1, a3]
+    g.input_domain = {"a1": (-2.0, 2.0), "a3": (-1.0, 1.0)}
+    v2, v5 = V("v2", (32, 32), "f32"), V("v5", (32, 32), "f32")
+    v4 = V("v4", (32, 31), "f32")
+    g.nodes = [N("clamp", [a1], {"min": -300.0, "max": -299.0}, v2, ""),
+               N("clamp", [a1], {"min": -1.0, "max": 6.0}, v5, ""),
+               N("matmul", [v2, a3], {"transpose_a": False, "transpose_b": False}, v4, "")]
+    g.outputs = [v4]
+    mags = graphgen.magnitudes(g)
+    assert mags["v2"] == 299.0 and mags["v5"] == 2.0
+    rtol, atol = graphgen.tolerance(g)
+    gen = torch.Generator().manual_seed(5)
+    a = torch.full((32, 32), -299.0, dtype=torch.float64)
+    b = torch.rand(32, 31, generator=gen, dtype=torch.float64) * 2 - 1
+    ref = a @ b
+    # f32 partial sums, one order and its reverse: what two kernels may do.
+    for order in (range(32), reversed(range(32))):
+        acc = torch.zeros(32, 31, dtype=torch.float32)
+        for k in order:
+            acc = acc + a[:, k:k + 1].float() * b[k:k + 1, :].float()
+        assert ((acc.double() - ref).abs() <= atol + rtol * ref.abs()).all()
