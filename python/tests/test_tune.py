@@ -360,6 +360,11 @@ def test_database_keys_merge_and_near(tmp_path):
     got = db.near(unit)
     assert [r["best"] for _, r in got] == ["#kgraph.x<5>", "#kgraph.x<6>"]
     assert got[0][0] == pytest.approx(0.6931, abs=1e-3)
+    # Records timed with other emitters (no "emitter": version 0) are no
+    # near records of a unit of version 1.
+    assert db.near(dict(unit, emitter=1)) == []
+    db = tdb.Database([dict(near1, emitter=1), near2])
+    assert [r["best"] for _, r in db.near(dict(unit, emitter=1))] == ["#kgraph.x<5>"]
 
 
 def test_to_record_keeps_every_candidate():
@@ -375,6 +380,9 @@ def test_to_record_keeps_every_candidate():
                                    reason="output 0: ...", median_us=None)])
     rec = to_record(result)
     assert tdb.check_record(rec) is None
+    assert rec["emitter"] == 0   # the unit's emitter version, 0 where absent
+    assert to_record(dict(result, emitter=3))["emitter"] == 3
+    assert "emitter" in tdb.check_record(dict(rec, emitter=-1))
     assert rec["default"] == "#a" and rec["best"] == "#b" and rec["speedup"] == 1.5
     assert [c["config"] for c in rec["candidates"]] == ["#a", "#b", "#c"]
     assert "median_us" not in rec["candidates"][2]
@@ -442,7 +450,7 @@ def test_prepare_seeds_candidates_from_records(tmp_path):
     g = listing[0]
     far = g["candidates"][-1]["config"]  # not in the top 2
     other_gpu = _rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
-                     kind="gemm", space=g["space"], gpu="NVIDIA A100", best=far)
+                     kind="gemm", space=g["space"], emitter=g["emitter"], gpu="NVIDIA A100", best=far)
     near = dict(other_gpu, signature="0" * 16, shape=[d * 2 for d in g["shape"]],
                 best=g["candidates"][-2]["config"])
     db_path = str(tmp_path / "seed.json")
@@ -450,6 +458,7 @@ def test_prepare_seeds_candidates_from_records(tmp_path):
     tune.prepare(str(graph), "sm_90a", str(tmp_path / "w"), top=2, db=db_path,
                  log=lambda *_: None)
     _, units = tune.load_units(str(tmp_path / "w"))
+    assert units[0]["emitter"] == g["emitter"] >= 1   # gemm: the staged epilogue
     cands = units[0]["candidates"]
     distance = len(g["shape"]) * math.log(2)  # every dimension doubled
     assert [c["source"] for c in cands][:3] == [
@@ -482,7 +491,7 @@ def test_tuning_db_applies_and_reports(tmp_path):
     g = listing[0]
     pick = g["candidates"][2]["config"]
     rec = _rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
-               kind="gemm", space=g["space"], best=pick, speedup=1.3)
+               kind="gemm", space=g["space"], emitter=g["emitter"], best=pick, speedup=1.3)
     db_path = str(tmp_path / "db.json")
     tdb.Database([rec]).save(db_path)
     configs, err = _configs_of_tiled(opt, ["--fuse", "--tile=sm_90a", "--emit=tiled",
@@ -607,7 +616,7 @@ def test_compile_with_tuning_db(tmp_path, monkeypatch):
     assert plain.tuning is None
     listing = _listing(opt, plain.import_result.mlir, 4, "--fuse", "--tile=sm_90a")
     recs = [_rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
-                 kind=g["kind"], space=g["space"], best=g["candidates"][-1]["config"])
+                 kind=g["kind"], space=g["space"], emitter=g["emitter"], best=g["candidates"][-1]["config"])
             for g in listing]
     db_path = str(tmp_path / "db.json")
     tdb.Database(recs).save(db_path)
@@ -647,7 +656,7 @@ def test_build_tuned_cases(tmp_path):
     g = listing[0]
     db_path = str(tmp_path / "db.json")
     tdb.Database([_rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
-                       kind=g["kind"], space=g["space"], target="sm_80",
+                       kind=g["kind"], space=g["space"], emitter=g["emitter"], target="sm_80",
                        best=g["candidates"][1]["config"])]).save(db_path)
     script = os.path.join(REPO, "scripts", "build-tuned-cases.py")
     r = subprocess.run([sys.executable, script, opt, str(cases), db_path],
@@ -676,7 +685,7 @@ def test_record_keeps_a_pick_measured_as_fast(tmp_path):
 
     def configs_with(pick_median):
         rec = _rec(sig=g["signature"], structure=g["structure"], shape=g["shape"],
-                   kind="gemm", space=g["space"], best=other, speedup=1.0,
+                   kind="gemm", space=g["space"], emitter=g["emitter"], best=other, speedup=1.0,
                    candidates=[dict(config=other, median_us=10.0, q3_us=10.3, status="ok"),
                                dict(config=pick, median_us=pick_median, status="ok")])
         db_path = str(tmp_path / "db.json")
@@ -707,7 +716,7 @@ func.func @main(%a: tensor<96x80xf16>, %b: tensor<80x72xf16>, %c: tensor<96x80xf
 
 def _replay_record(g, default, cands):
     return dict(signature=g["signature"], structure=g["structure"], shape=g["shape"],
-                kind=g["kind"], target="sm_90a", gpu="NVIDIA H200", space=g["space"],
+                kind=g["kind"], target="sm_90a", gpu="NVIDIA H200", space=g["space"], emitter=g["emitter"],
                 best=min(cands, key=lambda c: c[1])[0], default=default,
                 measured_at="2026-12-02T00:00:00Z", problem=g["problem"],
                 candidates=[dict(config=c, median_us=t, status="ok", rank=i + 1)

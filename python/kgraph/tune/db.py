@@ -55,6 +55,9 @@ def check_record(rec):
             return f"has a '{f}' that is not a string"
     if not (isinstance(rec["space"], int) and rec["space"] >= 0):
         return "has no 'space' version (a non-negative integer)"
+    if "emitter" in rec and not (isinstance(rec["emitter"], int) and
+                                 rec["emitter"] >= 0):
+        return "has an 'emitter' version that is not a non-negative integer"
     if not (isinstance(rec["shape"], list) and
             all(isinstance(d, int) and d >= 0 for d in rec["shape"])):
         return "has no 'shape' (an array of dimensions)"
@@ -172,6 +175,7 @@ class Database:
                     r["signature"] != unit["signature"] and
                     r["kind"] == unit["kind"] and r["target"] == unit["target"] and
                     r["space"] == unit["space"] and
+                    r.get("emitter", 0) == unit.get("emitter", 0) and
                     len(r["shape"]) == len(unit["shape"])):
                 by_signature.setdefault(r["signature"], []).append(r)
         ranked = []

@@ -480,6 +480,9 @@ def to_record(result):
                                   "space", "target", "gpu", "problem",
                                   "measured_at", "best")}
     rec["default"] = result["candidates"][0]["config"]
+    # The compiler's emitter version when the unit was prepared (records of
+    # an older one are skipped as stale, TuningDB.h getEmitterVersion).
+    rec["emitter"] = result.get("emitter", 0)
     from .. import __version__
     rec["kgraph"] = __version__
     if "speedup" in result:
@@ -537,7 +540,8 @@ def _result(unit, gpu, candidates, **extra):
     """A unit's result: its key and problem, the GPU, the candidates."""
     return dict(unit=unit["name"], signature=unit["signature"],
                 structure=unit["structure"], shape=unit["shape"],
-                kind=unit["kind"], space=unit["space"], target=unit["target"],
+                kind=unit["kind"], space=unit["space"],
+                emitter=unit.get("emitter", 0), target=unit["target"],
                 problem=unit["problem"], count=unit.get("count", 1), gpu=gpu,
                 candidates=candidates, measured_at=_now(), **extra)
 

@@ -171,7 +171,7 @@ def prepare(graphs, target, out, top=8, fuse=True, db=None, jobs=None,
             extra = [(c, "record") for c in db.configs_for(sig, target)]
             unit_key = dict(signature=sig, structure=g["structure"],
                             shape=g["shape"], kind=g["kind"], target=target,
-                            space=g["space"])
+                            space=g["space"], emitter=g.get("emitter", 0))
             extra += [(r["best"], f"near record {r['signature']} "
                                   f"(distance {d:.2f})")
                       for d, r in db.near(unit_key)]
@@ -186,7 +186,8 @@ def prepare(graphs, target, out, top=8, fuse=True, db=None, jobs=None,
                 pos += 1
         u = dict(name=f"k{len(units):03d}", signature=sig,
                  structure=g["structure"], shape=g["shape"], kind=g["kind"],
-                 space=g["space"], problem=g["problem"], target=target,
+                 space=g["space"], emitter=g.get("emitter", 0),
+                 problem=g["problem"], target=target,
                  count=1, groups=[g["group"]], graphs=[g["graph"]],
                  default=default, candidates=entries, kernel=g["kernel"])
         by_sig[sig] = u

@@ -43,13 +43,18 @@ def replay(db_path, graphs, target, gpu=None, opt=None, fuse=True, log=print):
             if not g.get("candidates"):
                 continue
             k = kernels.setdefault(g["signature"], dict(count=0, problem=g.get("problem", ""),
-                                                        pick=g["candidates"][0]["config"]))
+                                                        pick=g["candidates"][0]["config"],
+                                                        emitter=g.get("emitter", 0)))
             k["count"] += 1
-    rows, unmeasured, unrecorded = [], [], 0
+    rows, unmeasured, unrecorded, stale = [], [], 0, 0
     for sig, k in kernels.items():
         rec = records.get(sig)
         if rec is None:
             unrecorded += 1
+            continue
+        # Timed with other emitters than this compiler's: not evidence.
+        if rec.get("emitter", 0) != k["emitter"]:
+            stale += 1
             continue
         cands = [c for c in rec.get("candidates", [])
                  if c.get("status") == "ok" and c.get("median_us")]
@@ -64,7 +69,8 @@ def replay(db_path, graphs, target, gpu=None, opt=None, fuse=True, log=print):
         (rows if now is not None else unmeasured).append(row)
     log(f"{len(kernels)} distinct kernel(s) in {len(graphs)} graph(s); "
         f"{len(rows) + len(unmeasured)} with a record in {db_path}, "
-        f"{unrecorded} without")
+        f"{unrecorded} without" +
+        (f", {stale} with one timed by other emitters (stale, left out)" if stale else ""))
     log(f"{'n':>3} {'then us':>9} {'now us':>9} {'best us':>9} {'now/best':>8}  problem")
     for x in sorted(rows, key=lambda x: -x["now_us"] / x["best_us"]):
         then = f"{x['then_us']:.1f}" if x["then_us"] else "-"
@@ -74,7 +80,7 @@ def replay(db_path, graphs, target, gpu=None, opt=None, fuse=True, log=print):
     for x in unmeasured:
         log(f"{x['count']:3d} {'':>9} {'unmeasured':>9} {x['best_us']:9.1f} {'-':>8}  "
             f"*{x['problem'][:76]}")
-    out = dict(rows=rows, unmeasured=len(unmeasured), unrecorded=unrecorded)
+    out = dict(rows=rows, unmeasured=len(unmeasured), unrecorded=unrecorded, stale=stale)
     if rows:
         both = [x for x in rows if x["then_us"]]
         out["geomean_now_over_best"] = math.exp(statistics.fmean(

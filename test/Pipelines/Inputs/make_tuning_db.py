@@ -6,6 +6,9 @@ Each MODE adds records for every group of the listing:
   gpu:NAME      the same records' GPU (default "NVIDIA H200")
   near          the records keyed to another shape (every dimension + 1)
   space         a configuration-space version this compiler does not have
+  stale         an emitter version this compiler does not have (one below
+                its own, or above where its own is 0)
+  bad-emitter   one more record, an emitter version of -1 (malformed)
   bad-config    a winner that is not an attribute
   wrong-kind    a winner of another kernel family
   unfit         a winner of the right family that cannot verify for the
@@ -30,6 +33,7 @@ for g in listing:
     cands = g["candidates"]
     rec = dict(signature=g["signature"], structure=g["structure"], shape=g["shape"],
                kind=g["kind"], target="sm_90a", gpu=gpu, space=g["space"],
+               emitter=g["emitter"],
                best=cands[min(rank, len(cands) - 1)]["config"],
                default=cands[0]["config"], speedup=1.5, problem=g["problem"],
                measured_at="2026-12-02T00:00:00Z")
@@ -38,6 +42,8 @@ for g in listing:
         rec["shape"] = [d + 1 for d in g["shape"]]
     if "space" in modes:
         rec["space"] = g["space"] + 100
+    if "stale" in modes:
+        rec["emitter"] = g["emitter"] - 1 if g["emitter"] else 1
     if "bad-config" in modes:
         rec["best"] = "#kgraph.matmul_config<tile_m = "
     if "unfit" in modes:
@@ -51,4 +57,6 @@ for g in listing:
     records.append(rec)
 if "malformed" in modes:
     records.append({"structure": "x"})
+if "bad-emitter" in modes:
+    records.append(dict(records[0], emitter=-1))
 json.dump({"kgraph_tuning_db": 1, "records": records}, open(sys.argv[2], "w"))

@@ -150,6 +150,13 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                             "{2}",
                             record->space, stringifyGroupKind(kind), space)
                   .str();
+      } else if (record->emitter != getEmitterVersion(kind)) {
+        why = llvm::formatv("it was measured with version {0} of the {1} "
+                            "emitters, this compiler has version {2} (its "
+                            "timings are stale)",
+                            record->emitter, stringifyGroupKind(kind),
+                            getEmitterVersion(kind))
+                  .str();
       } else if (KernelConfigAttrInterface config =
                      parseAndVerify(group, kind, record->best, sm, why)) {
         // A record replaces the model's pick only where it measured better

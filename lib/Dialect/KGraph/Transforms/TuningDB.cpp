@@ -170,6 +170,25 @@ unsigned kgraph::getConfigSpaceVersion(GroupKind kind) {
   return 1;
 }
 
+unsigned kgraph::getEmitterVersion(GroupKind kind) {
+  // Raise a family's number when its emitted code changes what a
+  // configuration costs. gemm 1: the staged epilogue (session 10; the
+  // session-8 H200 records timed the fragments' direct stores, and their
+  // winners ran up to 1.5x slower than the model's picks in session 32).
+  switch (kind) {
+  case GroupKind::gemm:
+    return 1;
+  case GroupKind::elementwise:
+  case GroupKind::reduce:
+  case GroupKind::stencil:
+  case GroupKind::copy:
+  case GroupKind::transpose:
+  case GroupKind::window:
+    return 0;
+  }
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // The database file
 //===----------------------------------------------------------------------===//
@@ -222,6 +241,14 @@ static std::optional<TuningRecord> parseRecord(const llvm::json::Value &value,
     return std::nullopt;
   }
   record.space = *space;
+  if (const llvm::json::Value *e = obj->get("emitter")) {
+    std::optional<int64_t> emitter = e->getAsInteger();
+    if (!emitter || *emitter < 0) {
+      why = "has an 'emitter' version that is not a non-negative integer";
+      return std::nullopt;
+    }
+    record.emitter = *emitter;
+  }
   const llvm::json::Array *shape = obj->getArray("shape");
   if (!shape) {
     why = "has no 'shape' (an array of dimensions)";
@@ -345,13 +372,14 @@ SmallVector<std::pair<const TuningRecord *, double>>
 TuningDatabase::findNear(const ProblemKey &key, GroupKind kind,
                          StringRef target, StringRef gpu) const {
   unsigned space = getConfigSpaceVersion(kind);
+  unsigned emitter = getEmitterVersion(kind);
   StringRef kindName = stringifyGroupKind(kind);
   // The preferred record of every other signature of this structure.
   llvm::StringMap<const TuningRecord *> bySignature;
   for (const TuningRecord &r : records) {
     if (r.structure != key.structure || r.signature == key.signature ||
         r.kind != kindName || r.target != target || r.space != space ||
-        (!gpu.empty() && r.gpu != gpu) || r.shape.size() != key.shape.size())
+        r.emitter != emitter || (!gpu.empty() && r.gpu != gpu) || r.shape.size() != key.shape.size())
       continue;
     const TuningRecord *&slot = bySignature[r.signature];
     if (!slot || preferred(&r, slot))

@@ -56,11 +56,20 @@ std::string printStandaloneKernel(FusedOp group, GroupKind kind,
 /// records measured against the old space are skipped, not misapplied.
 unsigned getConfigSpaceVersion(GroupKind kind);
 
+/// The version of `kind`'s emitters as far as timings go: raised when an
+/// emitter change makes the family's measured times stale (the same
+/// configuration now runs differently), so that records measured with the
+/// old code are skipped rather than trusted. A record without "emitter" was
+/// measured with version 0.
+unsigned getEmitterVersion(GroupKind kind);
+
 /// One measured kernel of a database (the fields kgraph-tile reads).
 struct TuningRecord {
   std::string signature, structure, kind, target, gpu, summary;
   llvm::SmallVector<int64_t> shape;
   unsigned space = 0;
+  /// getEmitterVersion of the compiler that measured it.
+  unsigned emitter = 0;
   /// The configuration to apply (the measured winner) and the model's pick
   /// it was measured against.
   std::string best, defaultConfig;
@@ -94,12 +103,13 @@ public:
        std::vector<std::string> &warnings);
 
   /// The newest record for exactly `key` on `target` (of `gpu` unless it is
-  /// empty; of several GPUs, the first by name), any space version.
+  /// empty; of several GPUs, the first by name), any space or emitter
+  /// version.
   const TuningRecord *findExact(const ProblemKey &key, llvm::StringRef target,
                                 llvm::StringRef gpu) const;
 
-  /// Records of the same structure, kind, target, space version (and `gpu`
-  /// unless empty) but another shape, nearest first by the summed
+  /// Records of the same structure, kind, target, space and emitter
+  /// versions (and `gpu` unless empty) but another shape, nearest first by the summed
   /// |log(a/b)| of the shape dimensions; equal distances by signature.
   llvm::SmallVector<std::pair<const TuningRecord *, double>>
   findNear(const ProblemKey &key, GroupKind kind, llvm::StringRef target,
