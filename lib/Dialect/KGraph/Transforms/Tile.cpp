@@ -131,7 +131,6 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
                                                const SMTarget &sm,
                                                std::string &how) {
     ProblemKey key = computeProblemKey(group, kind);
-    unsigned space = getConfigSpaceVersion(kind);
     // A body outside its family's contract gets no record: the model's
     // search then reports what is wrong with it.
     {
@@ -143,22 +142,11 @@ struct TilePass : public kgraph::impl::KGraphTileBase<TilePass> {
     std::string gpuNote;
     if (const TuningRecord *record =
             database->findExact(key, sm.name, tuningGpu)) {
-      std::string why;
-      if (record->space != space) {
-        why = llvm::formatv("it was measured in version {0} of the {1} "
-                            "configuration space, this compiler has version "
-                            "{2}",
-                            record->space, stringifyGroupKind(kind), space)
-                  .str();
-      } else if (record->emitter != getEmitterVersion(kind)) {
-        why = llvm::formatv("it was measured with version {0} of the {1} "
-                            "emitters, this compiler has version {2} (its "
-                            "timings are stale)",
-                            record->emitter, stringifyGroupKind(kind),
-                            getEmitterVersion(kind))
-                  .str();
-      } else if (KernelConfigAttrInterface config =
-                     parseAndVerify(group, kind, record->best, sm, why)) {
+      std::string why = record->versionMismatch(kind);
+      KernelConfigAttrInterface config;
+      if (why.empty())
+        config = parseAndVerify(group, kind, record->best, sm, why);
+      if (config) {
         // A record replaces the model's pick only where it measured better
         // than the pick beyond noise: a pick measured in the record at most
         // the winner's third quartile stays (the model changed since, or

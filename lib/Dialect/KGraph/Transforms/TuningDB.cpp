@@ -296,6 +296,22 @@ bool TuningRecord::measuredAsFast(StringRef config) const {
   return it->second <= std::max(best->second, bestQ3Us);
 }
 
+std::string TuningRecord::versionMismatch(GroupKind kind) const {
+  StringRef name = stringifyGroupKind(kind);
+  if (unsigned current = getConfigSpaceVersion(kind); space != current)
+    return llvm::formatv("it was measured in version {0} of the {1} "
+                         "configuration space, this compiler has version {2}",
+                         space, name, current)
+        .str();
+  if (unsigned current = getEmitterVersion(kind); emitter != current)
+    return llvm::formatv("it was measured with version {0} of the {1} "
+                         "emitters, this compiler has version {2} (its "
+                         "timings are stale)",
+                         emitter, name, current)
+        .str();
+  return {};
+}
+
 std::optional<TuningDatabase>
 TuningDatabase::load(StringRef path, std::string &error,
                      std::vector<std::string> &warnings) {
@@ -371,15 +387,14 @@ const TuningRecord *TuningDatabase::findExact(const ProblemKey &key,
 SmallVector<std::pair<const TuningRecord *, double>>
 TuningDatabase::findNear(const ProblemKey &key, GroupKind kind,
                          StringRef target, StringRef gpu) const {
-  unsigned space = getConfigSpaceVersion(kind);
-  unsigned emitter = getEmitterVersion(kind);
   StringRef kindName = stringifyGroupKind(kind);
   // The preferred record of every other signature of this structure.
   llvm::StringMap<const TuningRecord *> bySignature;
   for (const TuningRecord &r : records) {
     if (r.structure != key.structure || r.signature == key.signature ||
-        r.kind != kindName || r.target != target || r.space != space ||
-        r.emitter != emitter || (!gpu.empty() && r.gpu != gpu) || r.shape.size() != key.shape.size())
+        r.kind != kindName || r.target != target ||
+        (!gpu.empty() && r.gpu != gpu) || r.shape.size() != key.shape.size() ||
+        !r.versionMismatch(kind).empty())
       continue;
     const TuningRecord *&slot = bySignature[r.signature];
     if (!slot || preferred(&r, slot))

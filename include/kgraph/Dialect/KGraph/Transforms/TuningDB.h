@@ -85,6 +85,10 @@ struct TuningRecord {
   /// record no slower than the best's noise: the record then has nothing to
   /// improve on it, and the model's pick stays.
   bool measuredAsFast(llvm::StringRef config) const;
+  /// Why this record cannot serve a `kind` group of this compiler: measured
+  /// in another version of the family's configuration space or with
+  /// another version of its emitters; empty where both match.
+  std::string versionMismatch(GroupKind kind) const;
   /// ISO 8601 time of the measurement: of several records of one key the
   /// newest applies.
   std::string measuredAt;
@@ -109,8 +113,9 @@ public:
                                 llvm::StringRef gpu) const;
 
   /// Records of the same structure, kind, target, space and emitter
-  /// versions (and `gpu` unless empty) but another shape, nearest first by the summed
-  /// |log(a/b)| of the shape dimensions; equal distances by signature.
+  /// versions (and `gpu` unless empty) but another shape, nearest first by
+  /// the summed |log(a/b)| of the shape dimensions; equal distances by
+  /// signature.
   llvm::SmallVector<std::pair<const TuningRecord *, double>>
   findNear(const ProblemKey &key, GroupKind kind, llvm::StringRef target,
            llvm::StringRef gpu) const;
