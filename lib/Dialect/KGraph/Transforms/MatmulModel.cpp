@@ -110,6 +110,10 @@ static constexpr int64_t kOverheadRegisters = 40;
 /// stage it issues (estimateTilingResources).
 static constexpr int64_t kFmaRegistersPerCopyA = 5;
 static constexpr int64_t kFmaRegistersPerCopyB = 2;
+/// Registers a wgmma kernel's thread spends per 16-byte cp.async copy of a
+/// stage it issues (A and B alike): the copies' addresses and bounds
+/// predicates, which ptxas keeps live across the k loop.
+static constexpr int64_t kWgmmaRegistersPerCopy = 3;
 
 /// The fields of `t` that decide its shared memory.
 GemmTileShape kgraph::detail::tileShapeOf(const Tiling &t) {
@@ -133,7 +137,8 @@ static int64_t tilesInFlight(const Tiling &t) {
 
 MatmulResourceEstimate
 kgraph::detail::estimateTilingResources(const Tiling &t, const MatmulProblem &p,
-                                        bool asyncCopies) {
+                                        bool asyncCopies,
+                                        bool copyEngineUndecided) {
   MatmulResourceEstimate r;
   int64_t eb = elementBytes(p.operandType);
   // The kernel's layout (GemmModel.h): tiles, alignment slack, mbarriers.
@@ -187,6 +192,24 @@ kgraph::detail::estimateTilingResources(const Tiling &t, const MatmulProblem &p,
     r.addressRegisters =
         kFmaRegistersPerCopyA * llvm::divideCeilSigned(t.tileM * t.tileK, threads) +
         kFmaRegistersPerCopyB * llvm::divideCeilSigned(t.tileK * t.tileN, threads);
+  }
+
+  // A wgmma kernel whose warps issue cp.async copies: ptxas 13.0 used 8-100
+  // registers per thread more than the accumulators and the fixed overhead
+  // on the ResNet-50 f16 layers with a spatial filter and on f16 matmuls
+  // (the stem's 256x64 block 144 against 104 estimated, which halved its
+  // resident blocks: 2.0x its estimate, S33), about 3 per copy a thread
+  // issues per stage; a 1x1 filter's gather (a row of A is a pixel's
+  // channels) needed none (-14 to +24). Not where TMA copies (a producer
+  // warpgroup, setmaxnreg) or an undecided copy engine.
+  if (t.kind == MmaKind::wgmma && t.copy != CopyKind::tma && asyncCopies &&
+      !copyEngineUndecided &&
+      !(p.conv && p.conv->kernelH == 1 && p.conv->kernelW == 1)) {
+    int64_t threads = r.threadsPerBlock * std::max<int64_t>(1, t.loadWidth);
+    r.addressRegisters =
+        kWgmmaRegistersPerCopy *
+        (llvm::divideCeilSigned(t.tileM * t.tileK, threads) +
+         llvm::divideCeilSigned(t.tileK * t.tileN, threads));
   }
 
   r.registersPerThread = r.accumulatorRegisters + r.fragmentRegisters +
@@ -333,9 +356,11 @@ static double mathRate(const SMTarget &target, MmaKind kind, Type operandType) {
 
 MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
                                               const MatmulProblem &p,
-                                              const SMTarget &target) {
+                                              const SMTarget &target,
+                                              bool copyEngineUndecided) {
   MatmulEstimate e;
-  e.resources = estimateTilingResources(t, p, target.hasCpAsync && !p.stagedInRegisters);
+  e.resources = estimateTilingResources(
+      t, p, target.hasCpAsync && !p.stagedInRegisters, copyEngineUndecided);
   e.occupancy = estimateOccupancy(e.resources, target);
   e.numBlocks = p.batch * llvm::divideCeilSigned(p.m, t.tileM) *
                 llvm::divideCeilSigned(p.n, t.tileN);
@@ -454,6 +479,17 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
                                    : std::max(e.computeCycles, e.globalCycles);
   double mainLoop = std::max(pipelined, e.sharedCycles) + e.overheadCycles;
   e.cycles = std::max(mainLoop, e.epilogueCycles) / e.waveEfficiency;
+  // A lone block per SM whose own warps issue its copies: nothing else on
+  // the SM loads while it stores its tile, nor stores while it loads, so
+  // over several waves its main loop and epilogue add up. Measured on the
+  // stem (64x112x112x16 -> 64 channels, K = 256): 256x64 tiles of one
+  // resident block ran 132-144 us on the H200 and H100 against 65-72 us
+  // estimated as the larger of the two (S32-1, S33), about their sum. A
+  // producer warpgroup (TMA) loads the next tile's stages while the
+  // consumers store (kBlockTurnoverCycles covers what is left).
+  if (!copyEngineUndecided && t.copy != CopyKind::tma && t.streamK == 0 &&
+      resident == 1 && e.waves > 1)
+    e.cycles = (mainLoop + e.epilogueCycles) / e.waveEfficiency;
   if (t.streamK == 0 && resident == 1 && e.waves > 1)
     e.turnoverCycles = double(e.waves - 1) * kBlockTurnoverCycles;
   if (t.streamK > 0 && schedule.splits()) {

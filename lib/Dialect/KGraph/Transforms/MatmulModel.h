@@ -61,13 +61,19 @@ std::pair<int64_t, int64_t> simtLanes(const Tiling &t);
 GemmTileShape tileShapeOf(const Tiling &t);
 
 /// Shared memory, registers and threads of `t` on `p` (estimateResources).
+/// `copyEngineUndecided`: `t` is a wgmma tiling whose copy engine the
+/// ranking chooses after estimating it (usesTma in MatmulTiling.cpp), so
+/// the terms of a kernel whose own warps issue cp.async copies (their
+/// address registers, a lone block's serialized epilogue) are left out.
 MatmulResourceEstimate estimateTilingResources(const Tiling &t,
                                                const MatmulProblem &p,
-                                               bool asyncCopies);
+                                               bool asyncCopies,
+                                               bool copyEngineUndecided = false);
 
 /// The cost model's estimate of `t` on `p` (estimateMatmul).
 MatmulEstimate estimateTiling(const Tiling &t, const MatmulProblem &p,
-                              const SMTarget &target);
+                              const SMTarget &target,
+                              bool copyEngineUndecided = false);
 
 /// Candidates this close to the fastest estimate count as equally fast.
 inline constexpr double kTimeTolerance = 0.03;

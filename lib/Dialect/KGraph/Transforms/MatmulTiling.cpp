@@ -595,7 +595,8 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
               continue;
             for (int64_t s = 1; s <= std::min(kMaxWgmmaStages, kIters); ++s) {
               w.stages = s;
-              MatmulEstimate e = estimateTiling(w, p, target);
+              MatmulEstimate e =
+                  estimateTiling(w, p, target, /*copyEngineUndecided=*/true);
               if (e.occupancy.blocksPerSM == 0)
                 continue;
               // A conv2d's TMA block gathers its input by im2col boxes:
@@ -618,6 +619,13 @@ kgraph::rankMatmulConfigs(MLIRContext *ctx, const MatmulProblem &p,
               // copies only (kMaxWgmmaStages).
               if (s > kMaxCpAsyncWgmmaStages && !tma)
                 continue;
+              // cp.async copies issued by the consumer warps: their address
+              // registers and, for a lone block, its serialized epilogue.
+              if (!tma) {
+                e = estimateTiling(w, p, target);
+                if (e.occupancy.blocksPerSM == 0)
+                  continue;
+              }
               if (s > kMaxIm2colWgmmaStages && tma && usesTmaIm2col(p))
                 continue;
               candidates.push_back({v, e});
