@@ -683,7 +683,13 @@ kgraph::listModuleConfigCandidates(ModuleOp module, const SMTarget &target,
     for (const ConfigCandidate &c : *candidates)
       list.push_back(llvm::json::Object{
           {"config", printAttr(c.config)},
-          {"estimate_us", std::round(c.estimate.microseconds * 1000) / 1000},
+          // JSON has no infinity: a candidate the model cannot place on an
+          // SM (no block fits) has no estimate.
+          {"estimate_us",
+           std::isfinite(c.estimate.microseconds)
+               ? llvm::json::Value(std::round(c.estimate.microseconds * 1000) /
+                                   1000)
+               : llvm::json::Value(nullptr)},
           {"shared_memory_bytes", c.estimate.sharedMemoryBytes},
           {"threads_per_block", c.estimate.threadsPerBlock}});
     ProblemKey key = computeProblemKey(group, *kind);

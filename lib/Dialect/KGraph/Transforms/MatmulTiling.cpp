@@ -402,6 +402,11 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
         Tiling v = t;
         v.copy = copy;
         v.groupM = gm;
+        // The other copy engine may not fit (cp.async copies' address
+        // registers on a TMA tile): no block per SM, no variant.
+        if (copy != t.copy &&
+            estimateTiling(v, p, target).occupancy.blocksPerSM == 0)
+          continue;
         MatmulConfigAttr attr = v.toAttr(ranked[i].getContext());
         if (seen.insert(attr).second)
           ranked.push_back(attr);
