@@ -115,6 +115,13 @@ static constexpr int64_t kFmaRegistersPerCopyB = 2;
 /// predicates, which ptxas keeps live across the k loop.
 static constexpr int64_t kWgmmaRegistersPerCopy = 3;
 
+/// `t`'s own warps issue its copies (cp.async or synchronous ones), as
+/// opposed to a TMA producer warpgroup; not known while the ranking has yet
+/// to choose the copy engine (`copyEngineUndecided`).
+static bool ownWarpsCopy(const Tiling &t, bool copyEngineUndecided) {
+  return !copyEngineUndecided && t.copy != CopyKind::tma;
+}
+
 /// The fields of `t` that decide its shared memory.
 GemmTileShape kgraph::detail::tileShapeOf(const Tiling &t) {
   GemmTileShape s;
@@ -202,8 +209,8 @@ kgraph::detail::estimateTilingResources(const Tiling &t, const MatmulProblem &p,
   // issues per stage; a 1x1 filter's gather (a row of A is a pixel's
   // channels) needed none (-14 to +24). Not where TMA copies (a producer
   // warpgroup, setmaxnreg) or an undecided copy engine.
-  if (t.kind == MmaKind::wgmma && t.copy != CopyKind::tma && asyncCopies &&
-      !copyEngineUndecided &&
+  if (t.kind == MmaKind::wgmma && asyncCopies &&
+      ownWarpsCopy(t, copyEngineUndecided) &&
       !(p.conv && p.conv->kernelH == 1 && p.conv->kernelW == 1)) {
     int64_t threads = r.threadsPerBlock * std::max<int64_t>(1, t.loadWidth);
     r.addressRegisters =
@@ -487,11 +494,11 @@ MatmulEstimate kgraph::detail::estimateTiling(const Tiling &t,
   // estimated as the larger of the two (S32-1, S33), about their sum. A
   // producer warpgroup (TMA) loads the next tile's stages while the
   // consumers store (kBlockTurnoverCycles covers what is left).
-  if (!copyEngineUndecided && t.copy != CopyKind::tma && t.streamK == 0 &&
-      resident == 1 && e.waves > 1)
-    e.cycles = (mainLoop + e.epilogueCycles) / e.waveEfficiency;
-  if (t.streamK == 0 && resident == 1 && e.waves > 1)
+  if (t.streamK == 0 && resident == 1 && e.waves > 1) {
+    if (ownWarpsCopy(t, copyEngineUndecided))
+      e.cycles = (mainLoop + e.epilogueCycles) / e.waveEfficiency;
     e.turnoverCycles = double(e.waves - 1) * kBlockTurnoverCycles;
+  }
   if (t.streamK > 0 && schedule.splits()) {
     // Split tiles (kStreamKSplitSlowdown), and a split tile's last block
     // reads the partials of all the tile's blocks alone, after writing its

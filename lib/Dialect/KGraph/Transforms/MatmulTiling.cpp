@@ -396,17 +396,20 @@ static void appendLaunchVariants(SmallVector<MatmulConfigAttr> &ranked,
                                                           : CopyKind::tma}) {
       if (copy == CopyKind::tma && !target.hasTma)
         continue;
+      // The other copy engine may not fit (cp.async copies' address
+      // registers on a TMA tile): no block per SM, no variants.
+      if (copy != t.copy) {
+        Tiling other = t;
+        other.copy = copy;
+        if (estimateTiling(other, p, target).occupancy.blocksPerSM == 0)
+          continue;
+      }
       for (int64_t gm : kVariantGroupM) {
         if (gm > 1 && gm >= tilesM)
           continue;
         Tiling v = t;
         v.copy = copy;
         v.groupM = gm;
-        // The other copy engine may not fit (cp.async copies' address
-        // registers on a TMA tile): no block per SM, no variant.
-        if (copy != t.copy &&
-            estimateTiling(v, p, target).occupancy.blocksPerSM == 0)
-          continue;
         MatmulConfigAttr attr = v.toAttr(ranked[i].getContext());
         if (seen.insert(attr).second)
           ranked.push_back(attr);
