@@ -113,6 +113,27 @@ CASES = {
     "residual": (Residual, [(1, 8, 8, 8)], ("nchw", "nhwc")),
     "max_pool": (_seq(nn.MaxPool2d(3, 2, 1)), [(1, 4, 9, 9)], ("nchw", "nhwc")),
     "avg_pool": (_seq(nn.AvgPool2d(2)), [(1, 4, 8, 8)], ("nchw", "nhwc")),
+    # ceil_mode's extra window (SqueezeNet, GoogLeNet), and one it drops
+    # because it would start in the trailing padding
+    "max_pool_ceil": (_seq(nn.MaxPool2d(3, 2, ceil_mode=True)), [(1, 4, 10, 9)],
+                      ("nchw", "nhwc")),
+    "max_pool_ceil_drop": (_seq(nn.MaxPool2d(2, 2, 1, ceil_mode=True)), [(1, 3, 5, 6)],
+                           ("nchw", "nhwc")),
+    # count_include_pad (PyTorch's default; Inception-v3), with ceil_mode's
+    # window clipped to the padded input, and divisor_override
+    "avg_pool_pad": (_seq(nn.AvgPool2d(3, 1, 1)), [(2, 4, 7, 6)], ("nchw", "nhwc")),
+    "avg_pool_pad_ceil": (_seq(nn.AvgPool2d(3, 2, 1, ceil_mode=True)), [(1, 4, 8, 9)],
+                          ("nchw", "nhwc")),
+    "avg_pool_ceil_exclude": (_seq(nn.AvgPool2d((2, 3), 2, (1, 0), ceil_mode=True,
+                                                count_include_pad=False)),
+                              [(1, 4, 8, 8)], ("nchw", "nhwc")),
+    # F.pad (aten.constant_pad_nd): spatial padding with a value, a crop
+    "pad_constant": (lambda: Lambda(lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5)),
+                     [(1, 3, 5, 6)], ("nchw", "nhwc")),
+    "pad_crop": (lambda: Lambda(lambda x: torch.nn.functional.pad(x, (-1, 2, 1, 0)) * 2),
+                 [(2, 5, 6)], ("nchw",)),
+    "avg_pool_divisor": (_seq(nn.AvgPool2d(2, divisor_override=3)), [(1, 4, 6, 6)],
+                         ("nchw", "nhwc")),
     "head": (Head, [(2, 4, 8, 8)], ("nchw", "nhwc")),
     "squeeze_excite": (SqueezeExcite, [(2, 8, 6, 6)], ("nchw", "nhwc")),
     # GEMM

@@ -345,6 +345,108 @@ def test_resnet18_matches_torch_nhwc_f16(tmp_path):
         assert (out.argmax(1) == ref.argmax(1)).all()
 
 
+@pytest.mark.parametrize("name,size", [("squeezenet1_0", 96), ("googlenet", 96),
+                                       ("convnext_tiny", 64)])
+def test_torchvision_models_match_torch(name, size, tmp_path):
+    """Models a new user tries: SqueezeNet's and GoogLeNet's ceil_mode max
+    pools (and GoogLeNet's count_include_pad average pool), ConvNeXt's
+    layer norms over channels-last and its re-strided pooled mean
+    (aten.as_strided_ on torch 1.13). The numpy reference against torch
+    eager, and kgraph-opt compiles each."""
+    import torchvision
+    torch.manual_seed(0)
+    kw = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+    model = getattr(torchvision.models, name)(**kw).eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 2.0)
+        x = torch.randn(1, 3, size, size)
+        ref = model(x).numpy()
+    r = import_model(model, inputs=[f"1x3x{size}x{size}:f32"], layout="nhwc",
+                     output=str(tmp_path / f"{name}.mlir"))
+    out = evaluate(r.builder, [_to_layout(x, "nhwc")])[0]
+    assert np.abs(ref).max() > 0
+    assert _rel(out, ref) < 1e-5
+    p, _ = _compile(r.mlir, str(tmp_path))
+    assert p.returncode == 0, p.stderr
+
+
+def _inplace_on_view(x):
+    y = x * 2
+    y[:, :2].relu_()
+    return y + 0
+
+
+def _inplace_then_view_of_old(x):
+    y = x * 2
+    z = y.view(-1)
+    y.relu_()
+    return z + 0
+
+
+def _inplace_on_transposed_view(x):
+    y = x * 2
+    y.t().add_(1)
+    return y + 0
+
+
+def _inplace_on_view_used_alone(x):
+    z = (x * 2).view(-1)
+    z.relu_()
+    return z + 1
+
+
+def _inplace_chain_then_view(x):
+    y = x * 2
+    y.relu_()
+    y.add_(1)
+    return y.view(-1) * 2
+
+
+@pytest.mark.parametrize("fn,refused", [
+    (_inplace_on_view, True), (_inplace_then_view_of_old, True),
+    (_inplace_on_transposed_view, True), (_inplace_on_view_used_alone, False),
+    (_inplace_chain_then_view, False)], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_inplace_ops_and_views(fn, refused, tmp_path):
+    """make_fx (torch 1.13) keeps in-place ops: one on a tensor that shares
+    memory with another tensor used later (a view or its base) would change
+    that one too, which the value graph cannot say, so it is refused by
+    name; in-place ops whose aliases are dead import as values."""
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        ref = M()(x.clone()).numpy()
+    if refused:
+        with pytest.raises(UnsupportedModelError, match="shares memory with"):
+            import_model(M(), inputs=["3x4:f32"], output=str(tmp_path / "m.mlir"))
+        return
+    r = import_model(M(), inputs=["3x4:f32"], output=str(tmp_path / "m.mlir"))
+    np.testing.assert_allclose(evaluate(r.builder, [x.numpy()])[0], ref, rtol=1e-6)
+
+
+def test_as_strided(tmp_path):
+    """aten.as_strided that reads elements in reshape order is a reshape;
+    one that repeats elements is refused by name."""
+    class Ok(torch.nn.Module):
+        def forward(self, x):
+            return torch.as_strided(x * 2, [4, 6], [6, 1]) + 1
+
+    class Repeat(torch.nn.Module):
+        def forward(self, x):
+            return torch.as_strided(x * 2, [4, 6], [1, 1]) + 1
+
+    x = torch.randn(2, 3, 4)
+    r = import_model(Ok(), inputs=["2x3x4:f32"], output=str(tmp_path / "ok.mlir"))
+    np.testing.assert_allclose(evaluate(r.builder, [x.numpy()])[0], Ok()(x).numpy(),
+                               rtol=1e-6)
+    with pytest.raises(UnsupportedModelError, match="reorders, skips or repeats"):
+        import_model(Repeat(), inputs=["2x3x4:f32"], output=str(tmp_path / "r.mlir"))
+
+
 def test_resnet50_onnx(tmp_path):
     onnx = _need_onnx()
     model = _resnet50()
@@ -381,7 +483,9 @@ def _need_onnx():
 
 
 _ONNX_CASES = [("conv_bn_relu", 13), ("residual", 13), ("head", 13), ("mlp_gelu", 13),
-               ("max_pool", 13), ("avg_pool", 13), ("softmax", 13), ("layer_norm", 17),
+               ("max_pool", 13), ("avg_pool", 13), ("max_pool_ceil", 13),
+               ("avg_pool_pad", 13), ("avg_pool_pad_ceil", 13), ("avg_pool_ceil_exclude", 13),
+               ("pad_constant", 13), ("softmax", 13), ("layer_norm", 17),
                ("arith_tensor", 13), ("activations", 13), ("cat", 13), ("slice_narrow", 13),
                ("permute", 13), ("flatten_view", 13), ("attention_batch_first", 13),
                ("compare_where", 13), ("mask_nhwc", 13)]
@@ -480,6 +584,34 @@ def test_cli_unsupported_onnx_op(tmp_path):
         "  sin0: Sin (no kgraph mapping)",
         "  topk0: TopK (no kgraph mapping)"]
     assert not (tmp_path / "bad.mlir").exists()
+
+
+def test_onnx_pad_value_and_crop(tmp_path):
+    """ONNX Pad in constant mode: a constant_value input, a negative pad that
+    crops; reflect mode is named as unsupported."""
+    onnx = _need_onnx()
+    from onnx import TensorProto, helper
+
+    def model(mode):
+        g = helper.make_graph(
+            [helper.make_node("Pad", ["x", "pads", "v"], ["y"], name="pad0", mode=mode)],
+            "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [helper.make_tensor("pads", TensorProto.INT64, [8], [0, 1, -1, 2, 0, 0, 2, -2]),
+             helper.make_tensor("v", TensorProto.FLOAT, [], [1.5])])
+        path = str(tmp_path / f"pad_{mode}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+        return path
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    r = import_model(model("constant"), output=str(tmp_path / "pad.mlir"))
+    out = evaluate(r.builder, [x])[0]
+    ref = np.pad(x[:, :, 1:, :3], [(0, 0), (1, 0), (0, 2), (2, 0)], constant_values=1.5)
+    np.testing.assert_array_equal(out, ref)
+    _verify(r.mlir)
+    _check_compile("pad", r.mlir, tmp_path, True)
+    with pytest.raises(UnsupportedModelError, match="Pad mode reflect"):
+        import_model(model("reflect"), output=str(tmp_path / "pad_reflect.mlir"))
 
 
 @pytest.mark.parametrize("args,message", [

@@ -701,6 +701,31 @@ class Lowering:
         r = self.b.slice(v, offsets, sizes, strides)
         return self._wrap(r, nhwc=x.nhwc)
 
+    def pad(self, x, pads, value=0.0):
+        """Constant padding: ``pads[i] = (before, after)`` of axis i (a
+        negative amount crops). A concat with splat constants, so it runs
+        as data movement."""
+        if len(pads) != x.rank:
+            raise Unsupported(f"padding of {len(pads)} axes for a rank-{x.rank} tensor")
+        y = x
+        for axis, (lo, hi) in enumerate(pads):
+            lo, hi = int(lo), int(hi)
+            if lo < 0 or hi < 0:
+                y = self.slice(y, axis, max(0, -lo), y.shape[axis] - max(0, -hi))
+            if lo <= 0 and hi <= 0:
+                continue
+            dt = y.dtype
+            if dt == "i1":
+                raise Unsupported("padding of a boolean tensor")
+            parts = []
+            for amount in (lo, hi):
+                shape = list(y.shape)
+                shape[axis] = amount
+                parts.append(self.const(np.broadcast_to(
+                    np.asarray(value, dtype=_NP_CONST_TYPES[dt]), shape)) if amount > 0 else None)
+            y = self.concat([t for t in (parts[0], y, parts[1]) if t is not None], axis)
+        return y
+
     def split(self, x, sizes, axis):
         out, start = [], 0
         for s in sizes:
@@ -776,26 +801,59 @@ class Lowering:
         return self._wrap(r)
 
     def pool2d(self, kind, x, kernel, strides, padding, ceil_mode=False,
-               count_include_pad=True, dilation=(1, 1)):
-        """``padding`` is [top, bottom, left, right]."""
+               count_include_pad=True, dilation=(1, 1), divisor_override=None):
+        """``padding`` is [top, bottom, left, right]. PyTorch's pooling rules
+        (ONNX's agree): ``ceil_mode`` rounds the output size up, except for a
+        last window that would start past the input and its leading padding;
+        it becomes extra trailing padding, which max ignores. kgraph.pool2d
+        avg divides by each window's in-bounds elements; ``count_include_pad``
+        (divide by the window clipped to the padded input) and
+        ``divisor_override`` multiply that mean by a constant per output
+        position."""
         if x.rank != 4:
             raise Unsupported(f"{kind} pool of a rank-{x.rank} tensor")
         if list(dilation) != [1, 1]:
             raise Unsupported("dilated pooling")
-        if ceil_mode:
-            h, w = x.shape[2:]
-            for i, d in enumerate((h, w)):
-                full = (d + padding[2 * i] + padding[2 * i + 1] - kernel[i]) % strides[i]
-                if full != 0:
-                    raise Unsupported("pooling with ceil_mode that adds a window")
-        if kind == "avg" and count_include_pad and any(padding):
-            raise Unsupported("average pooling that counts padding (count_include_pad)")
+        size = list(x.shape[2:])
+        pads = list(padding)
+        for i, d in enumerate(size):
+            lo, hi, k, s = pads[2 * i], pads[2 * i + 1], kernel[i], strides[i]
+            if k > d + lo + hi:
+                raise Unsupported(f"a {kind} pool window {list(kernel)} larger than the "
+                                  f"padded input {size} (padding {list(padding)})")
+            if lo >= k or hi >= k:
+                raise Unsupported(f"pooling padding {list(padding)} not smaller than the "
+                                  f"window {list(kernel)}")
+            if ceil_mode:
+                o = -(-(d + lo + hi - k) // s) + 1
+                if (o - 1) * s >= d + lo:
+                    o -= 1
+                pads[2 * i + 1] += max(0, (o - 1) * s + k - (d + lo + hi))
         if x.nhwc:
-            r = self.b.pool2d(kind, self.value(x, keep_nhwc=True), kernel, strides,
-                              padding, "nhwc")
-            return self._wrap(r, nhwc=True)
-        return self._wrap(self.b.pool2d(kind, self.value(x), kernel, strides,
-                                        padding, "nchw"))
+            r = self._wrap(self.b.pool2d(kind, self.value(x, keep_nhwc=True), kernel,
+                                         strides, pads, "nhwc"), nhwc=True)
+        else:
+            r = self._wrap(self.b.pool2d(kind, self.value(x), kernel, strides, pads, "nchw"))
+        if kind != "avg" or not (count_include_pad or divisor_override):
+            return r
+        # scale[oh, ow] = (in-bounds elements) / divisor of each window.
+        axes = []
+        for i, d in enumerate(size):
+            lo, hi, k, s = padding[2 * i], padding[2 * i + 1], kernel[i], strides[i]
+            o = (d + pads[2 * i] + pads[2 * i + 1] - k) // s + 1
+            start = np.arange(o) * s - lo
+            inb = np.minimum(start + k, d) - np.maximum(start, 0)
+            padded = np.minimum(start + k, d + hi) - start
+            axes.append((inb, padded))
+        inb = np.outer(axes[0][0], axes[1][0]).astype(np.float64)
+        div = (np.full_like(inb, float(divisor_override)) if divisor_override
+               else np.outer(axes[0][1], axes[1][1]).astype(np.float64))
+        scale = inb / div
+        if np.all(scale == 1.0):
+            return r
+        if np.all(scale == scale.flat[0]):
+            return self.binary("mul", r, self.const(np.float32(scale.flat[0])))
+        return self.binary("mul", r, self.const(scale.astype(np.float32)[None, None]))
 
     def adaptive_avg_pool2d(self, x, output_size):
         h, w = x.shape[2:]

@@ -334,6 +334,15 @@ def _slice(L, ins, a):
         else [1] * len(starts)
     for s, e, ax, st in zip(starts, ends, axes, steps):
         n = x.shape[ax]
+        if st < 0 and x.is_const:
+            # A reversed constant (torch's export of F.pad reverses its pads
+            # list): ONNX clamps starts to [0, n-1] and ends to [-1, n-1].
+            s = min(max(s + n if s < 0 else s, 0), n - 1)
+            e = min(max(e + n if e < 0 else e, -1), n - 1)
+            idx = [slice(None)] * x.rank
+            idx[ax] = slice(s, None if e < 0 else e, st)
+            x = L.const(np.ascontiguousarray(x.data[tuple(idx)]))
+            continue
         e = min(e, n) if e >= 0 else e
         if st < 0:
             raise Unsupported("Slice with a negative step")
@@ -472,10 +481,28 @@ def _gather(L, ins, a):
 
 
 def _pad(L, ins, a):
+    x = ins[0]
+    mode = a.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode != "constant":
+        raise Unsupported(f"Pad mode {mode} (only constant)")
     pads = a.get("pads") or _const_ints(ins[1], "Pad's pads")
-    if any(pads):
-        raise Unsupported(f"Pad with pads {pads} (only all-zero pads)")
-    return ins[0]
+    value = a.get("value", 0.0)
+    if len(ins) > 2 and ins[2] is not None:
+        if not ins[2].is_const:
+            raise Unsupported("Pad's constant_value is computed at run time, not a constant")
+        value = np.asarray(ins[2].data).reshape(-1)[0].item() if ins[2].data.size else 0.0
+    axes = list(range(x.rank))
+    if len(ins) > 3 and ins[3] is not None:
+        axes = [v % x.rank for v in _const_ints(ins[3], "Pad's axes")]
+    if len(pads) != 2 * len(axes):
+        raise Unsupported(f"Pad with {len(pads)} pads for {len(axes)} axes")
+    per_axis = [(0, 0)] * x.rank
+    for i, ax in enumerate(axes):
+        per_axis[ax] = (pads[i], pads[i + len(axes)])
+    if not any(lo or hi for lo, hi in per_axis):
+        return x
+    return L.pad(x, per_axis, value)
 
 
 ONNX_OPS = {

@@ -297,12 +297,11 @@ def _max_pool_with_indices(L, *args, **kw):
 
 def _avg_pool(L, x, kernel, stride=None, padding=0, ceil_mode=False,
               count_include_pad=True, divisor_override=None):
-    if divisor_override:
-        raise Unsupported("average pooling with divisor_override")
     k = _pair(kernel)
     s = _pair(stride) if stride else k
     ph, pw = _pair(padding)
-    return L.pool2d("avg", x, k, s, [ph, ph, pw, pw], ceil_mode, count_include_pad)
+    return L.pool2d("avg", x, k, s, [ph, ph, pw, pw], ceil_mode, count_include_pad,
+                    divisor_override=divisor_override)
 
 
 def _adaptive_avg(L, x, output_size):
@@ -334,6 +333,32 @@ def _torch():
 
 def _view(L, x, size, *rest):
     return L.reshape(x, list(size))
+
+
+def _as_strided(L, x, size, stride, storage_offset=None, _in_stride=None):
+    """as_strided that reads the elements in the order a reshape would (e.g.
+    torch 1.13 re-striding a pooled mean to channels-last, size-1 dims
+    only): a reshape. ``_in_stride`` is the input's stride as traced."""
+    size, stride = [int(d) for d in size], [int(d) for d in stride]
+    if storage_offset:
+        raise Unsupported("as_strided with a storage offset")
+    if _in_stride is None:
+        raise Unsupported("as_strided of a tensor whose strides were not traced")
+    n = int(np.prod(size))
+    if n != int(np.prod(x.shape)) or n > (1 << 26):
+        raise Unsupported(f"as_strided to {size} of a {x.shape} tensor")
+
+    def offsets(shape, strides):
+        off = np.zeros([1] * len(shape), np.int64)
+        for k, (d, st) in enumerate(zip(shape, strides)):
+            ax = [1] * len(shape)
+            ax[k] = d
+            off = off + (np.arange(d, dtype=np.int64) * st).reshape(ax)
+        return np.broadcast_to(off, shape).reshape(-1)
+
+    if not np.array_equal(offsets(size, stride), offsets(x.shape, _in_stride)):
+        raise Unsupported("as_strided that reorders, skips or repeats elements")
+    return L.reshape(x, size)
 
 
 def _flatten(L, x, start=0, end=-1):
@@ -613,6 +638,22 @@ def _full_like(value):
     return f
 
 
+def _constant_pad(L, x, pad, value=0):
+    """F.pad / aten.constant_pad_nd: ``pad`` pairs from the last dim back."""
+    if len(pad) % 2 or len(pad) // 2 > x.rank:
+        raise Unsupported(f"padding {list(pad)} of a rank-{x.rank} tensor")
+    pads = [(0, 0)] * x.rank
+    for i in range(len(pad) // 2):
+        pads[x.rank - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return L.pad(x, pads, value)
+
+
+def _pad(L, x, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise Unsupported(f"{mode} padding (only constant)")
+    return _constant_pad(L, x, pad, 0 if value is None else value)
+
+
 #: ATen op name (overload packet) -> mapping(L, *args, **kwargs).
 OPS = {
     "convolution": _conv, "conv2d": _conv2d, "_convolution": _conv,
@@ -632,6 +673,7 @@ OPS = {
     "avg_pool2d": _avg_pool, "_adaptive_avg_pool2d": _adaptive_avg,
     "adaptive_avg_pool2d": _adaptive_avg,
     "mean": _reduce("mean"), "sum": _reduce("sum"), "amax": _reduce("max"),
+    "as_strided": _as_strided,
     "view": _view, "_unsafe_view": _view, "reshape": _view, "_reshape_alias": _view,
     "flatten": _flatten, "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "permute": _permute, "transpose": _transpose, "t": _t2,
@@ -641,7 +683,7 @@ OPS = {
     "dropout": _dropout, "native_dropout": _native_dropout,
     "feature_dropout": _dropout,
     "_to_copy": _to_copy, "to": _to_copy, "type_as": None,
-    "cat": _cat, "concat": _cat,
+    "cat": _cat, "concat": _cat, "constant_pad_nd": _constant_pad, "pad": _pad,
     "slice": _slice, "narrow": _narrow, "select": _select,
     "split": _split, "split_with_sizes": _split, "chunk": _chunk, "unbind": _unbind,
     "addmm": _addmm, "mm": _mm, "bmm": _mm, "matmul": _mm, "linear": _linear,
@@ -690,6 +732,52 @@ def _inplace_base(name):
 
 
 # --- the importer -----------------------------------------------------------
+
+#: ATen ops whose result may share memory with their first argument (views;
+#: ops that return their input unchanged). An in-place op on one tensor of
+#: such a group changes the others too, which a value graph cannot say.
+_VIEW_OPS = frozenset((
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "flatten", "unflatten",
+    "unsqueeze", "squeeze", "permute", "transpose", "t", "expand", "expand_as",
+    "view_as", "slice", "narrow", "select", "split", "split_with_sizes", "chunk",
+    "unbind", "as_strided", "alias", "detach", "contiguous", "to", "type_as",
+    "diagonal", "movedim", "swapaxes", "swapdims", "unfold", "numpy_T", "T",
+    "view_as_real", "view_as_complex", "lift_fresh", "getitem", "clone_view"))
+
+
+def _storage_roots(graph):
+    """{node name: the name of the node whose memory it may share} over the
+    graph's view chains (a node that is no view is its own root)."""
+    import torch
+    root = {}
+    for node in graph.nodes:
+        name = _op_name(node.target) if node.op == "call_function" else None
+        src = node.args[0] if node.args else None
+        # An in-place op's result is its first argument.
+        inplace = name is not None and name.endswith("_") and not name.startswith("_")
+        if (name in _VIEW_OPS or inplace) and isinstance(src, torch.fx.Node) and \
+                src.name in root:
+            root[node.name] = root[src.name]
+        else:
+            root[node.name] = node.name
+    return root
+
+
+def _aliased_later(graph, node, target, root):
+    """A node made before ``node`` (an in-place op on ``target``), other
+    than ``target``, that shares ``target``'s memory and is used after
+    ``node``, or None."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    here = order[node]
+    r = root.get(target.name)
+    for other in graph.nodes:
+        # Nodes made after the in-place op read the updated value already.
+        if other is target or order[other] >= here or root.get(other.name) != r:
+            continue
+        if any(order[u] > here for u in other.users):
+            return other
+    return None
+
 
 #: Whether the stack traces of the graph being imported list the innermost
 #: frame first (make_fx's recorded traces on torch 1.13) or last (the usual
@@ -761,6 +849,7 @@ def import_graph(L, gm, consts, input_names=None):
             return any(has(x, cls) for x in v.values())
         return False
 
+    roots = _storage_roots(gm.graph)
     for node in gm.graph.nodes:
         L.b.loc = (node_label(node), node_location(node))
         if node.op == "placeholder":
@@ -849,6 +938,16 @@ def import_graph(L, gm, consts, input_names=None):
                 continue
             if fn is None:
                 raise Unsupported("no kgraph mapping")
+            if base is not None and node.args and isinstance(node.args[0], torch.fx.Node):
+                other = _aliased_later(gm.graph, node, node.args[0], roots)
+                if other is not None:
+                    raise Unsupported(
+                        f"in place on {node.args[0].name}, which shares memory with "
+                        f"{other.name} (a view of it or its base), used later: kgraph "
+                        f"imports values, "
+                        f"not aliases")
+            if fn is _as_strided:
+                kwargs["_in_stride"] = _traced_stride(node.args[0])
             res = fn(L, *args, **kwargs)
             env[node.name] = res
             if base is not None and isinstance(node.args[0], torch.fx.Node):
@@ -860,6 +959,18 @@ def import_graph(L, gm, consts, input_names=None):
                         "reason": str(e), "location": node_location(node)})
             env[node.name] = _Poison()
     return bad
+
+
+def _traced_stride(node):
+    """The stride of a traced node's tensor (None if not recorded)."""
+    meta = getattr(node, "meta", {}) or {}
+    val = meta.get("val", None)
+    if val is None:
+        val = meta.get("tensor_meta", None)
+    st = getattr(val, "stride", None)
+    if callable(st):
+        st = st()
+    return None if st is None else [int(v) for v in st]
 
 
 def _full_name(target):
