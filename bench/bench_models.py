@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Whole models through kgraph.compile on the GPU, against torch in the same run.
 
-    python3 bench/bench_models.py [--only resnet50,encoder,onnx] [--json OUT.json]
+    python3 bench/bench_models.py [--only resnet50,encoder,onnx,vision] [--json OUT.json]
+        [--vision squeezenet1_0,googlenet,...] [--vision-batch 32]
 
 Needs a GPU, torch with torchvision, and a kgraph-opt ($KGRAPH_OPT, e.g. the
 static one unpacked by scripts/unpack-kgraph-opt.sh). For each model:
@@ -18,6 +19,11 @@ same inputs (CUDA events, medians), and the ratios.
   batch 8, sequence 128 and 512: tokens/s.
 - onnx: the same ResNet-50 exported to ONNX (opset 13), f16 NHWC, batch 8:
   correctness only.
+- vision (not in the default --only): other torchvision classifiers as a
+  new user would bring them (--vision names them; random weights), f16
+  NHWC at --vision-batch: images/s against torch eager (f16 channels-last)
+  and torch.compile; a model kgraph cannot import or compile is a FAIL row
+  with the compiler's message, and the run goes on.
 
 With --tuning-db DB, ResNet-50 at batch 256 is compiled a second time with
 that tuning database, checked the same way and timed beside the defaults
@@ -236,6 +242,59 @@ def bench_encoder():
         del prog
 
 
+VISION_DEFAULT = ("squeezenet1_0,googlenet,inception_v3,convnext_tiny,mobilenet_v2,"
+                  "efficientnet_b0,densenet121,regnet_x_400mf")
+
+
+def bench_vision(names, batch):
+    import torchvision
+    for name in names:
+        print(f"== {name} (f16 NHWC, batch {batch})", flush=True)
+        try:
+            _bench_one_vision(torchvision, name, batch)
+        except Exception as e:  # noqa: BLE001 - report and go on to the next model
+            record(name, "error", status="FAIL", message=str(e).splitlines()[0][:300])
+            traceback.print_exc()
+        torch.cuda.empty_cache()
+
+
+def _bench_one_vision(torchvision, name, batch):
+    torch.manual_seed(0)
+    kw = {"aux_logits": False, "init_weights": True} \
+        if name in ("googlenet", "inception_v3") else {}
+    make = getattr(torchvision.models, name)
+    model = make(**kw).eval()
+    size = 299 if name == "inception_v3" else 224
+    prog, secs = compile_timed(model, [torch.randn(batch, 3, size, size)],
+                               dtype="f16", layout="nhwc")
+    record(name, f"compile b{batch}", seconds=secs,
+           kernels=len(prog.spec.kernels) if hasattr(prog, "spec") else None)
+    half = make(**kw).eval()
+    half.load_state_dict(model.state_dict())
+    ref_model = model.cuda().float()
+    half = half.cuda().half().to(memory_format=torch.channels_last)
+    x = torch.randn(batch, 3, size, size, device="cuda")
+    xk = x.permute(0, 2, 3, 1).contiguous().half()
+    with torch.no_grad():
+        ref = ref_model(x)
+        y = prog(xk)
+    err = rel_l2(y.float(), ref)
+    top1 = float((y.float().argmax(1) == ref.argmax(1)).float().mean())
+    # Random weights give near-tied logits: rel. L2 decides, top-1 is shown.
+    record(name, f"check b{batch}", rel_l2=err, top1_agree=top1,
+           status="PASS" if err <= 1e-2 else "FAIL")
+    xh = xk.permute(0, 3, 1, 2)
+    with torch.no_grad():
+        t_k = timed(lambda: prog(xk))
+        t_e = timed(lambda: half(xh))
+        comp = torch_compiled(half)
+        t_c = timed(lambda: comp(xh)) if comp is not None else float("nan")
+    record(name, f"time b{batch}", kgraph_ms=t_k, eager_ms=t_e, compile_ms=t_c,
+           vs_eager=t_e / t_k, vs_compile=t_c / t_k, kgraph_img_s=batch / t_k * 1e3)
+    print_profile(prog, xk, "", 3)
+    del prog, comp
+
+
 def bench_onnx():
     import torchvision
     print("== resnet50 through ONNX (f16 NHWC, batch 8)", flush=True)
@@ -261,6 +320,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="resnet50,encoder,onnx")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--vision", default=VISION_DEFAULT,
+                    help="torchvision classifiers of --only vision (comma-separated "
+                    f"names; default {VISION_DEFAULT})")
+    ap.add_argument("--vision-batch", type=int, default=32)
     ap.add_argument("--tuning-db", default=None,
                     help="also compile ResNet-50 with this tuning database "
                     "(python3 -m kgraph.tune) and time it beside the defaults")
@@ -288,7 +351,11 @@ def main():
     for name in args.only.split(","):
         fn = {"resnet50": lambda: bench_resnet50(args.tuning_db, args.variant_flags,
                                                    variant_batches),
-              "encoder": bench_encoder, "onnx": bench_onnx}[name]
+              "encoder": bench_encoder, "onnx": bench_onnx,
+              "vision": lambda: bench_vision(args.vision.split(","), args.vision_batch)
+              }.get(name)
+        if fn is None:
+            ap.error(f"--only: unknown model {name!r} (resnet50, encoder, onnx, vision)")
         try:
             fn()
         except Exception as e:  # noqa: BLE001 - report and go on to the next model

@@ -2037,23 +2037,17 @@ LogicalResult GraphImporter::importPool(Fields &f, Location loc, bool isMax) {
     return error(f.pathOf("padding"),
                  "padding \"same\" is for conv2d; give the pooling padding "
                  "as integers");
-  bool ceilMode = false;
+  bool ceilMode = false, countPad = false;
   if (failed(f.readBool("ceil_mode", ceilMode)))
     return failure();
-  if (ceilMode)
-    return error(f.pathOf("ceil_mode"), "ceil_mode is not supported");
-  if (!isMax) {
-    bool countPad = false;
-    if (failed(f.readBool("count_include_pad", countPad)))
-      return failure();
-    if (countPad && llvm::any_of(padding, [](int64_t p) { return p != 0; }))
-      return error(f.pathOf("count_include_pad"),
-                   "count_include_pad with padding is not supported: "
-                   "kgraph.pool2d avg divides by the in-bounds elements of "
-                   "each window");
-  }
+  if (!isMax && failed(f.readBool("count_include_pad", countPad)))
+    return failure();
   ArrayRef<int64_t> s = xType.getShape();
   int64_t h = nchw ? s[2] : s[1], w = nchw ? s[3] : s[2];
+  // PyTorch's rules (ONNX's agree): ceil_mode rounds the output size up but
+  // drops a last window that would start past the input and its leading
+  // padding; the extra window becomes trailing padding, which pool2d ignores.
+  std::array<int64_t, 4> poolPadding = padding;
   for (unsigned d = 0; d < 2; ++d) {
     if (padding[2 * d] >= kernel[d] || padding[2 * d + 1] >= kernel[d])
       return error(f.pathOf("padding"),
@@ -2061,11 +2055,19 @@ LogicalResult GraphImporter::importPool(Fields &f, Location loc, bool isMax) {
                        " must be smaller than the kernel " +
                        formatShape(kernel) + " along each dim");
     int64_t in = d == 0 ? h : w;
-    if (in + padding[2 * d] + padding[2 * d + 1] < kernel[d])
+    int64_t span = in + padding[2 * d] + padding[2 * d + 1];
+    if (span < kernel[d])
       return error(f.pathOf("kernel_size"),
                    "the kernel " + formatShape(kernel) +
                        " is larger than the padded input " +
                        formatShape({h, w}));
+    if (ceilMode) {
+      int64_t out = llvm::divideCeil(span - kernel[d], stride[d]) + 1;
+      if ((out - 1) * stride[d] >= in + padding[2 * d])
+        --out;
+      poolPadding[2 * d + 1] +=
+          std::max<int64_t>(0, (out - 1) * stride[d] + kernel[d] - span);
+    }
   }
   SmallVector<NamedAttribute> attrs = {
       builder.getNamedAttr(
@@ -2074,10 +2076,53 @@ LogicalResult GraphImporter::importPool(Fields &f, Location loc, bool isMax) {
                                                          : kgraph::PoolKind::avg)),
       builder.getNamedAttr("kernel", builder.getDenseI64ArrayAttr(kernel)),
       builder.getNamedAttr("strides", builder.getDenseI64ArrayAttr(stride)),
-      builder.getNamedAttr("padding", builder.getDenseI64ArrayAttr(padding)),
+      builder.getNamedAttr("padding",
+                           builder.getDenseI64ArrayAttr(poolPadding)),
       builder.getNamedAttr("layout",
                            kgraph::LayoutAttr::get(context, layout))};
   result = kgraph::Pool2dOp::create(builder, loc, ValueRange{x}, attrs);
+  if (!countPad)
+    return success();
+  // count_include_pad: pool2d avg divides by each window's in-bounds
+  // elements; PyTorch by the window clipped to the padded input (ceil_mode's
+  // extra window not counted). Scale by their ratio per output position.
+  auto poolType = cast<RankedTensorType>(result.getType());
+  int64_t oh = poolType.getShape()[nchw ? 2 : 1];
+  int64_t ow = poolType.getShape()[nchw ? 3 : 2];
+  auto counts = [&](unsigned d, int64_t o, int64_t in) {
+    int64_t start = o * stride[d] - padding[2 * d];
+    int64_t inBounds = std::min(start + kernel[d], in) - std::max<int64_t>(start, 0);
+    int64_t padded = std::min(start + kernel[d], in + padding[2 * d + 1]) - start;
+    return std::make_pair(inBounds, padded);
+  };
+  SmallVector<double> scale;
+  bool allOne = true;
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j) {
+      auto [ih, ph] = counts(0, i, h);
+      auto [iw, pw] = counts(1, j, w);
+      scale.push_back(double(ih * iw) / double(ph * pw));
+      allOne &= scale.back() == 1.0;
+    }
+  if (allOne)
+    return success();
+  auto floatType = cast<FloatType>(xType.getElementType());
+  SmallVector<APFloat> values;
+  for (double v : scale) {
+    APFloat a(v);
+    bool lost;
+    a.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &lost);
+    values.push_back(a);
+  }
+  SmallVector<int64_t> scaleShape =
+      nchw ? SmallVector<int64_t>{1, 1, oh, ow}
+           : SmallVector<int64_t>{1, oh, ow, 1};
+  Value scaleValue = arith::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(RankedTensorType::get(scaleShape, floatType),
+                             values));
+  result = kgraph::MulOp::create(builder, loc, result, scaleValue);
   return success();
 }
 
