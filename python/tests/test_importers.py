@@ -392,6 +392,18 @@ def _inplace_on_transposed_view(x):
     return y + 0
 
 
+def _constant_mask_written_in_place(x):
+    m = torch.ones(3, 4)
+    m[:, 1].mul_(3)
+    return x * m
+
+
+def _inplace_on_constant(x):
+    m = torch.zeros(3, 4)
+    m.add_(2)
+    return x + m
+
+
 def _inplace_on_view_used_alone(x):
     z = (x * 2).view(-1)
     z.relu_()
@@ -407,8 +419,9 @@ def _inplace_chain_then_view(x):
 
 @pytest.mark.parametrize("fn,refused", [
     (_inplace_on_view, True), (_inplace_then_view_of_old, True),
-    (_inplace_on_transposed_view, True), (_inplace_on_view_used_alone, False),
-    (_inplace_chain_then_view, False)], ids=lambda v: getattr(v, "__name__", str(v)))
+    (_inplace_on_transposed_view, True), (_constant_mask_written_in_place, True),
+    (_inplace_on_view_used_alone, False), (_inplace_chain_then_view, False),
+    (_inplace_on_constant, False)], ids=lambda v: getattr(v, "__name__", str(v)))
 def test_inplace_ops_and_views(fn, refused, tmp_path):
     """make_fx (torch 1.13) keeps in-place ops: one on a tensor that shares
     memory with another tensor used later (a view or its base) would change

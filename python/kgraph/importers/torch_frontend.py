@@ -745,6 +745,11 @@ _VIEW_OPS = frozenset((
     "view_as_real", "view_as_complex", "lift_fresh", "getitem", "clone_view"))
 
 
+def _is_inplace(name):
+    """Whether ATen op ``name`` mutates its first argument (``relu_``)."""
+    return name is not None and name.endswith("_") and not name.startswith("_")
+
+
 def _storage_roots(graph):
     """{node name: the name of the node whose memory it may share} over the
     graph's view chains (a node that is no view is its own root)."""
@@ -754,8 +759,7 @@ def _storage_roots(graph):
         name = _op_name(node.target) if node.op == "call_function" else None
         src = node.args[0] if node.args else None
         # An in-place op's result is its first argument.
-        inplace = name is not None and name.endswith("_") and not name.startswith("_")
-        if (name in _VIEW_OPS or inplace) and isinstance(src, torch.fx.Node) and \
+        if (name in _VIEW_OPS or _is_inplace(name)) and isinstance(src, torch.fx.Node) and \
                 src.name in root:
             root[node.name] = root[src.name]
         else:
@@ -930,22 +934,25 @@ def import_graph(L, gm, consts, input_names=None):
             fn = OPS.get(base or name)
             if node.target is operator.getitem:
                 fn = _getitem
-            tensors = [a for a in _flatten_outputs((args, kwargs)) if isinstance(a, T)]
-            if (fn is None or name not in _NO_TORCH_FOLD) and \
-                    all(t.is_const for t in tensors) and name != "getitem" and \
-                    node.target is not operator.getitem and hasattr(node.target, "_schema"):
-                env[node.name] = _fold_with_torch(L, node.target, args, kwargs)
-                continue
-            if fn is None:
-                raise Unsupported("no kgraph mapping")
-            if base is not None and node.args and isinstance(node.args[0], torch.fx.Node):
+            inplace = _is_inplace(name) and bool(node.args) and \
+                isinstance(node.args[0], torch.fx.Node)
+            if inplace:
                 other = _aliased_later(gm.graph, node, node.args[0], roots)
                 if other is not None:
                     raise Unsupported(
                         f"in place on {node.args[0].name}, which shares memory with "
                         f"{other.name} (a view of it or its base), used later: kgraph "
-                        f"imports values, "
-                        f"not aliases")
+                        f"imports values, not aliases")
+            tensors = [a for a in _flatten_outputs((args, kwargs)) if isinstance(a, T)]
+            if (fn is None or name not in _NO_TORCH_FOLD) and \
+                    all(t.is_const for t in tensors) and name != "getitem" and \
+                    node.target is not operator.getitem and hasattr(node.target, "_schema"):
+                env[node.name] = _fold_with_torch(L, node.target, args, kwargs)
+                if inplace:
+                    env[node.args[0].name] = env[node.name]
+                continue
+            if fn is None:
+                raise Unsupported("no kgraph mapping")
             if fn is _as_strided:
                 kwargs["_in_stride"] = _traced_stride(node.args[0])
             res = fn(L, *args, **kwargs)
