@@ -149,6 +149,16 @@ CASES = {
                                                _w(16, 16), _w(16)), [(2, 5, 16)], ("nchw",)),
     "mlp_gelu": (_seq(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8)), [(4, 16)], ("nchw",)),
     # elementwise
+    # activations built from compare / select / exp / log (slopes, alphas,
+    # softplus far past its threshold and far below zero)
+    "activations_piecewise": (lambda: Lambda(
+        lambda x: F.leaky_relu(x, 0.2) + F.elu(x, 0.7) + F.selu(x) + F.celu(x, 1.3)
+        + F.softplus(x * 30) / 30 + F.softplus(x, beta=2.0) + F.mish(x)
+        + F.hardswish(x) + F.hardsigmoid(x)), [(4, 33)], ("nchw",)),
+    # torch's threshold (ONNX's Softplus has none)
+    "softplus_threshold": (lambda: Lambda(lambda x: F.softplus(x, beta=2.0, threshold=1.0)),
+                           [(4, 33)], ("nchw",)),
+    "prelu": (_seq(nn.PReLU(6, init=0.1)), [(2, 6, 5, 5)], ("nchw", "nhwc")),
     "activations": (lambda: Lambda(lambda x: torch.sigmoid(x) + torch.tanh(x) + F.silu(x)
                                    + F.hardtanh(x, -0.5, 0.5) + torch.clamp(x, min=-0.2)
                                    + F.relu6(x) + F.gelu(x, approximate="tanh")),

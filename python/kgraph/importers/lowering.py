@@ -878,6 +878,47 @@ class Lowering:
             return self._wrap(self.b.binary("sub", s, self.b.unary("log", z)))
         return self._wrap(self.b.binary("div", e, z))
 
+    def _f32(self, v):
+        return self.const(np.float32(v))
+
+    def leaky_relu(self, x, slope=0.01):
+        """x where x > 0, else slope * x."""
+        pos = self.compare("gt", x, self._f32(0.0))
+        return self.where(pos, x, self.binary("mul", x, self._f32(slope)))
+
+    def elu(self, x, alpha=1.0, scale=1.0, input_scale=1.0):
+        """torch.elu (and selu): scale * (x where x > 0, else alpha *
+        (exp(input_scale * x) - 1))."""
+        neg = self.binary("mul", self.binary("sub", self.unary(
+            "exp", self.binary("mul", x, self._f32(input_scale)) if input_scale != 1.0 else x),
+            self._f32(1.0)), self._f32(alpha))
+        y = self.where(self.compare("gt", x, self._f32(0.0)), x, neg)
+        return y if scale == 1.0 else self.binary("mul", y, self._f32(scale))
+
+    def softplus(self, x, beta=1.0, threshold=20.0):
+        """log(1 + exp(beta x)) / beta; x itself where beta x > threshold
+        (torch's rule, which also keeps exp from overflowing)."""
+        bx = self.binary("mul", x, self._f32(beta)) if beta != 1.0 else x
+        big = self.compare("gt", bx, self._f32(threshold))
+        # max(bx, 0) + log(1 + exp(-|bx|)): exp never overflows (f16 too).
+        e = self.unary("exp", self.unary("neg", self.unary("abs", bx)))
+        sp = self.binary("add", self.clamp(bx, 0.0, None),
+                         self.unary("log", self.binary("add", e, self._f32(1.0))))
+        if beta != 1.0:
+            sp = self.binary("mul", sp, self._f32(1.0 / beta))
+        return self.where(big, x, sp)
+
+    def prelu(self, x, weight, channel_axis=1):
+        """x where x > 0, else weight * x; a 1-D weight of C values applies
+        along ``channel_axis`` (torch: dim 1), one value to every element."""
+        w = weight
+        if w.rank == 1 and w.shape[0] != 1 and x.rank >= 2:
+            shape = [1] * x.rank
+            shape[channel_axis] = w.shape[0]
+            w = self.reshape(w, shape)
+        pos = self.compare("gt", x, self._f32(0.0))
+        return self.where(pos, x, self.binary("mul", x, w))
+
     def layer_norm(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
         k = len(normalized_shape)
         if list(x.shape[-k:]) != list(normalized_shape):

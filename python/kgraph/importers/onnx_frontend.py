@@ -505,6 +505,18 @@ def _pad(L, ins, a):
     return L.pad(x, per_axis, value)
 
 
+def _hard_sigmoid(L, x, alpha, beta):
+    y = L.binary("add", L.binary("mul", x, L.const(np.float32(alpha))), L.const(np.float32(beta)))
+    return L.clamp(y, 0.0, 1.0)
+
+
+def _prelu(L, ins, a):
+    x, slope = ins
+    # ONNX broadcasts the slope unidirectionally (numpy rules), unlike torch.
+    pos = L.compare("gt", x, L.const(np.float32(0.0)))
+    return L.where(pos, x, L.binary("mul", x, slope))
+
+
 ONNX_OPS = {
     "Pad": _pad,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda L, ins, a: L.matmul(ins[0], ins[1]),
@@ -515,6 +527,18 @@ ONNX_OPS = {
     "Add": _binary("add"), "Sub": _binary("sub"), "Mul": _binary("mul"),
     "Div": _binary("div"), "Max": _binary("max"), "Min": _binary("min"),
     "Pow": _binary("pow"),
+    "LeakyRelu": lambda L, ins, a: L.leaky_relu(ins[0], a.get("alpha", 0.01)),
+    "Elu": lambda L, ins, a: L.elu(ins[0], a.get("alpha", 1.0)),
+    "Selu": lambda L, ins, a: L.elu(ins[0], a.get("alpha", 1.67326319217681884765625),
+                                    a.get("gamma", 1.05070102214813232421875)),
+    "Celu": lambda L, ins, a: L.elu(ins[0], a.get("alpha", 1.0), 1.0, 1.0 / a.get("alpha", 1.0)),
+    "Softplus": lambda L, ins, a: L.softplus(ins[0]),
+    "Mish": lambda L, ins, a: L.binary("mul", ins[0], L.unary("tanh", L.softplus(ins[0]))),
+    "HardSigmoid": lambda L, ins, a: _hard_sigmoid(L, ins[0], a.get("alpha", 0.2),
+                                                   a.get("beta", 0.5)),
+    "HardSwish": lambda L, ins, a: L.binary("mul", ins[0],
+                                            _hard_sigmoid(L, ins[0], 1.0 / 6.0, 0.5)),
+    "PRelu": _prelu,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_avg, "Flatten": _flatten, "Reshape": _reshape,
     "Transpose": _transpose, "Concat": _concat, "Slice": _slice,

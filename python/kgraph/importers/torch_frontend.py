@@ -543,6 +543,40 @@ def _hardswish(L, x):
     return L.binary("mul", x, _hardsigmoid(L, x))
 
 
+def _scalar(v, what):
+    if isinstance(v, T):
+        if not v.is_const or v.data.size != 1:
+            raise Unsupported(f"{what} is a tensor, not a number")
+        return float(v.data.reshape(-1)[0])
+    return float(v)
+
+
+def _leaky_relu(L, x, slope=0.01):
+    return L.leaky_relu(x, _scalar(slope, "leaky_relu's slope"))
+
+
+def _elu(L, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    return L.elu(x, _scalar(alpha, "elu's alpha"), _scalar(scale, "elu's scale"),
+                 _scalar(input_scale, "elu's input_scale"))
+
+
+def _selu(L, x):
+    return L.elu(x, 1.6732632423543772, 1.0507009873554805)
+
+
+def _softplus(L, x, beta=1.0, threshold=20.0):
+    return L.softplus(x, _scalar(beta, "softplus's beta"),
+                      _scalar(threshold, "softplus's threshold"))
+
+
+def _mish(L, x):
+    return L.binary("mul", x, L.unary("tanh", L.softplus(x)))
+
+
+def _prelu(L, x, weight):
+    return L.prelu(x, weight)
+
+
 def _sdpa(L, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
     if attn_mask is not None or is_causal:
         raise Unsupported("scaled_dot_product_attention with a mask")
@@ -666,6 +700,10 @@ OPS = {
     "clamp_min": lambda L, x, lo: L.clamp(x, lo, None),
     "clamp_max": lambda L, x, hi: L.clamp(x, None, hi),
     "relu6": _relu6, "hardsigmoid": _hardsigmoid, "hardswish": _hardswish,
+    "leaky_relu": _leaky_relu, "elu": _elu, "selu": _selu,
+    "celu": lambda L, x, alpha=1.0: L.elu(x, _scalar(alpha, "celu's alpha"), 1.0,
+                                          1.0 / _scalar(alpha, "celu's alpha")),
+    "softplus": _softplus, "mish": _mish, "prelu": _prelu, "_prelu_kernel": _prelu,
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"),
     "div": _binary("div"), "rsub": _rsub, "maximum": _binary("max"),
     "minimum": _binary("min"), "pow": _binary("pow"),
