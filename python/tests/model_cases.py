@@ -132,6 +132,10 @@ CASES = {
                      [(1, 3, 5, 6)], ("nchw", "nhwc")),
     "pad_crop": (lambda: Lambda(lambda x: torch.nn.functional.pad(x, (-1, 2, 1, 0)) * 2),
                  [(2, 5, 6)], ("nchw",)),
+    # adaptive average pool to a size that does not divide the input's
+    # (windows of different sizes, overlapping)
+    "adaptive_avg_uneven": (_seq(nn.AdaptiveAvgPool2d((3, 4))), [(2, 5, 7, 10)],
+                            ("nchw", "nhwc")),
     "avg_pool_divisor": (_seq(nn.AvgPool2d(2, divisor_override=3)), [(1, 4, 6, 6)],
                          ("nchw", "nhwc")),
     "head": (Head, [(2, 4, 8, 8)], ("nchw", "nhwc")),

@@ -863,7 +863,25 @@ class Lowering:
         if h % oh == 0 and w % ow == 0:
             k = [h // oh, w // ow]
             return self.pool2d("avg", x, k, k, [0, 0, 0, 0])
-        raise Unsupported(f"adaptive average pool from {h}x{w} to {oh}x{ow}")
+        # Windows of different sizes (PyTorch's bins: floor(i H / OH) to
+        # ceil((i + 1) H / OH)): a matmul of the flattened pixels with a
+        # constant [H*W, OH*OW] matrix of the windows' weights.
+        if h * w * oh * ow > (1 << 24):
+            raise Unsupported(f"adaptive average pool from {h}x{w} to {oh}x{ow} "
+                              f"(a {h * w}x{oh * ow} averaging matrix is too large)")
+
+        def bins(n, o):
+            m = np.zeros((n, o), np.float64)
+            for i in range(o):
+                lo, hi = (i * n) // o, -((-(i + 1) * n) // o)
+                m[lo:hi, i] = 1.0 / (hi - lo)
+            return m
+
+        weights = np.einsum("hi,wj->hwij", bins(h, oh), bins(w, ow)).reshape(h * w, oh * ow)
+        n, c = x.shape[:2]
+        flat = self.reshape(x, [n, c, h * w])
+        y = self.matmul(flat, self.const(weights.astype(np.float32)))
+        return self.reshape(y, [n, c, oh, ow])
 
     # --- decompositions --------------------------------------------------
 
