@@ -136,6 +136,11 @@ CASES = {
     # (windows of different sizes, overlapping)
     "adaptive_avg_uneven": (_seq(nn.AdaptiveAvgPool2d((3, 4))), [(2, 5, 7, 10)],
                             ("nchw", "nhwc")),
+    # torch.roll (Swin's shifted windows) on an activation, and a mask built
+    # from new_zeros
+    "roll_shift": (lambda: Lambda(lambda x: torch.roll(x * 2, (2, -1), (1, 2))
+                                  + x.new_ones((5, 6)) * 0.5 + torch.roll(x, 3)),
+                   [(2, 5, 6)], ("nchw",)),
     "avg_pool_divisor": (_seq(nn.AvgPool2d(2, divisor_override=3)), [(1, 4, 6, 6)],
                          ("nchw", "nhwc")),
     "head": (Head, [(2, 4, 8, 8)], ("nchw", "nhwc")),

@@ -688,6 +688,41 @@ def _pad(L, x, pad, mode="constant", value=None):
     return _constant_pad(L, x, pad, 0 if value is None else value)
 
 
+def _new_full(value):
+    """x.new_zeros / new_ones / new_full / new_empty: a constant of the given
+    size; only x's dtype is read."""
+    def f(L, x, size, fill_value=None, dtype=None, **kw):
+        v = value if value is not None else _scalar(fill_value, "new_full's value")
+        dt = _dtype_name(_torch(), dtype) if dtype is not None else x.dtype
+        np_t = np.float32 if dt in ("f16", "bf16", "f32") else \
+            (np.bool_ if dt == "i1" else np.int32)
+        return L.const(np.full([int(d) for d in size], v, dtype=np_t))
+    return f
+
+
+def _roll(L, x, shifts, dims=()):
+    """torch.roll: a concat of two slices per rolled dim (no dims: the
+    flattened tensor)."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if not dims:
+        shape = list(x.shape)
+        return L.reshape(_roll(L, L.reshape(x, [int(np.prod(shape))]), shifts, [0]), shape)
+    if len(shifts) != len(dims):
+        raise Unsupported(f"roll with {len(shifts)} shifts for {len(dims)} dims")
+    for sh, d in zip(shifts, dims):
+        d %= x.rank
+        n = x.shape[d]
+        sh = int(sh) % n if n else 0
+        if sh == 0:
+            continue
+        if x.is_const:
+            x = L.const(np.roll(x.data, sh, axis=d))
+            continue
+        x = L.concat([L.slice(x, d, n - sh, n), L.slice(x, d, 0, n - sh)], d)
+    return x
+
+
 #: ATen op name (overload packet) -> mapping(L, *args, **kwargs).
 OPS = {
     "convolution": _conv, "conv2d": _conv2d, "_convolution": _conv,
@@ -744,6 +779,8 @@ OPS = {
     "isinf": lambda L, x: L.compare("eq", L.unary("abs", x), L.const(np.float32(np.inf))),
     "isfinite": lambda L, x: L.compare("lt", L.unary("abs", x), L.const(np.float32(np.inf))),
     "where": _where, "masked_fill": _masked_fill,
+    "new_zeros": _new_full(0), "new_ones": _new_full(1), "new_empty": _new_full(0),
+    "new_full": _new_full(None), "roll": _roll,
     "full_like": _full_like(None), "zeros_like": _full_like(0),
     "ones_like": _full_like(1), "empty_like": _full_like(0),
     "getitem": _getitem,
