@@ -599,6 +599,25 @@ def test_cli_unsupported_onnx_op(tmp_path):
     assert not (tmp_path / "bad.mlir").exists()
 
 
+def test_onnx_split_into_equal_parts(tmp_path):
+    """ONNX Split without sizes: one equal part per output (opset 13)."""
+    onnx = _need_onnx()
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b", "c"], name="split0", axis=1),
+         helper.make_node("Sub", ["a", "c"], ["d"], name="sub0"),
+         helper.make_node("Mul", ["d", "b"], ["y"], name="mul0")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = str(tmp_path / "split.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    x = np.random.default_rng(1).standard_normal((2, 6, 3)).astype(np.float32)
+    r = import_model(path, output=str(tmp_path / "split.mlir"))
+    np.testing.assert_allclose(evaluate(r.builder, [x])[0],
+                               (x[:, 0:2] - x[:, 4:6]) * x[:, 2:4], rtol=1e-6)
+    _verify(r.mlir)
+
+
 def test_onnx_pad_value_and_crop(tmp_path):
     """ONNX Pad in constant mode: a constant_value input, a negative pad that
     crops; reflect mode is named as unsupported."""

@@ -120,7 +120,9 @@ def import_onnx(L, model, inputs=None):
                 raise Unsupported(f"operator of domain {node.domain!r}")
             if fn is None:
                 raise Unsupported("no kgraph mapping")
-            outs = fn(L, ins, _attrs(node))
+            attrs = _attrs(node)
+            attrs["_outputs"] = len(node.output)
+            outs = fn(L, ins, attrs)
             if not isinstance(outs, (list, tuple)):
                 outs = [outs]
             for o, v in zip(node.output, outs):
@@ -463,8 +465,15 @@ def _split(L, ins, a):
     split = a.get("split") or (_const_ints(ins[1], "Split's sizes") if len(ins) > 1 and
                                ins[1] is not None else None)
     if split is None:
-        n = a.get("num_outputs")
-        raise Unsupported("Split without sizes" if n is None else "Split by num_outputs")
+        # Equal parts, one per output (opset 18's num_outputs: ceil-sized
+        # parts, the last smaller).
+        n, dim = a.get("num_outputs", a["_outputs"]), x.shape[axis]
+        if "num_outputs" not in a and dim % n:
+            raise Unsupported(f"Split of {dim} into {n} equal parts")
+        size = -(-dim // n)
+        split = [min(size, dim - i * size) for i in range(n)]
+        if min(split) <= 0:
+            raise Unsupported(f"Split of {dim} into {n} parts")
     return L.split(x, list(split), axis)
 
 
