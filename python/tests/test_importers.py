@@ -346,13 +346,15 @@ def test_resnet18_matches_torch_nhwc_f16(tmp_path):
 
 
 @pytest.mark.parametrize("name,size", [("squeezenet1_0", 96), ("googlenet", 96),
-                                       ("convnext_tiny", 64)])
+                                       ("convnext_tiny", 64), ("swin_t", 112)])
 def test_torchvision_models_match_torch(name, size, tmp_path):
     """Models a new user tries: SqueezeNet's and GoogLeNet's ceil_mode max
     pools (and GoogLeNet's count_include_pad average pool), ConvNeXt's
     layer norms over channels-last and its re-strided pooled mean
-    (aten.as_strided_ on torch 1.13). The numpy reference against torch
-    eager, and kgraph-opt compiles each."""
+    (aten.as_strided_ on torch 1.13); Swin-T's shifted windows (torch.roll,
+    F.pad) and its attention mask written in place into slices of
+    new_zeros. The numpy reference against torch eager, and kgraph-opt
+    compiles each."""
     import torchvision
     torch.manual_seed(0)
     kw = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
@@ -404,6 +406,22 @@ def _inplace_on_constant(x):
     return x + m
 
 
+def _mask_filled_in_slices(x):
+    m = torch.zeros(3, 4)
+    m[:2] = 1.5
+    m[:, 1].mul_(3)
+    return x + m
+
+
+def _constant_clone_written(x):
+    m = torch.zeros(3, 4)
+    c = m.clone()
+    c[:2] = 1
+    e = m[0].expand(3, 4)
+    m[0, 1:3] = 5
+    return x + m + 2 * c + e
+
+
 def _inplace_on_view_used_alone(x):
     z = (x * 2).view(-1)
     z.relu_()
@@ -419,14 +437,17 @@ def _inplace_chain_then_view(x):
 
 @pytest.mark.parametrize("fn,refused", [
     (_inplace_on_view, True), (_inplace_then_view_of_old, True),
-    (_inplace_on_transposed_view, True), (_constant_mask_written_in_place, True),
+    (_inplace_on_transposed_view, True), (_constant_mask_written_in_place, False),
+    (_mask_filled_in_slices, False), (_constant_clone_written, False),
     (_inplace_on_view_used_alone, False), (_inplace_chain_then_view, False),
     (_inplace_on_constant, False)], ids=lambda v: getattr(v, "__name__", str(v)))
 def test_inplace_ops_and_views(fn, refused, tmp_path):
     """make_fx (torch 1.13) keeps in-place ops: one on a tensor that shares
     memory with another tensor used later (a view or its base) would change
     that one too, which the value graph cannot say, so it is refused by
-    name; in-place ops whose aliases are dead import as values."""
+    name; in-place ops whose aliases are dead import as values; on
+    constants the write is done in the constant's memory, which its numpy
+    views share (a clone gets its own)."""
     class M(torch.nn.Module):
         def forward(self, x):
             return fn(x)

@@ -686,7 +686,9 @@ class Lowering:
             idx = [slice(None)] * x.rank
             idx[axis] = slice(start, end, step)
             nm = f"{x.name}[{axis}:{start}:{end}:{step}]" if x.name else None
-            data = np.ascontiguousarray(x.data[tuple(idx)])
+            # A view of the constant's memory, as torch's slice is: an
+            # in-place write into it reaches the constant (torch_frontend).
+            data = x.data[tuple(idx)]
             return T(list(data.shape), x.dtype, data=data, name=nm)
         if x.nhwc:
             v = self.value(x, keep_nhwc=True)

@@ -402,6 +402,21 @@ def _identity(L, x, *a, **kw):
     return x
 
 
+def _clone(L, x, *a, **kw):
+    """clone / lift_fresh_copy: a constant gets memory of its own (an
+    in-place write into the copy must not reach the original)."""
+    if isinstance(x, T) and x.is_const:
+        return T(x.shape, x.dtype, data=np.array(x.data, copy=True), name=x.name)
+    return x
+
+
+def _contiguous(L, x, *a, **kw):
+    """A constant view that is not C-contiguous is copied, as torch does."""
+    if isinstance(x, T) and x.is_const and not x.data.flags.c_contiguous:
+        return _clone(L, x)
+    return x
+
+
 def _assertion(L, *a, **kw):
     """A runtime check torch inserts while tracing (torch 2.6+ export adds
     aten._assert_tensor_metadata after dtype conversions): the traced graph
@@ -424,7 +439,7 @@ def _to_copy(L, x, *args, dtype=None, **kw):
         if isinstance(a, _torch().dtype):
             dtype = a
     if dtype is None:
-        return x
+        return _clone(L, x)
     return L.cast(x, _dtype_name(_torch(), dtype))
 
 
@@ -751,8 +766,8 @@ OPS = {
     "flatten": _flatten, "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "permute": _permute, "transpose": _transpose, "t": _t2,
     "expand": _expand,
-    "clone": _identity, "contiguous": _identity, "alias": _identity,
-    "detach": _identity, "lift_fresh_copy": _identity, "lift_fresh": _identity,
+    "clone": _clone, "contiguous": _contiguous, "alias": _identity,
+    "detach": _identity, "lift_fresh_copy": _clone, "lift_fresh": _identity,
     "dropout": _dropout, "native_dropout": _native_dropout,
     "feature_dropout": _dropout,
     "_to_copy": _to_copy, "to": _to_copy, "type_as": None,
@@ -793,7 +808,8 @@ OPS = {k: v for k, v in OPS.items() if v is not None}
 #: in numpy keeps the weight's name, e.g. a transposed Linear weight).
 _NO_TORCH_FOLD = {"t", "transpose", "permute", "view", "_unsafe_view", "reshape",
                   "_reshape_alias", "detach", "clone", "alias", "getitem",
-                  "lift_fresh_copy", "lift_fresh", "slice", "split",
+                  "lift_fresh_copy", "lift_fresh", "slice", "select", "narrow",
+                  "unbind", "split",
                   "split_with_sizes", "chunk", "unsqueeze", "squeeze",
                   "flatten", "contiguous", "expand", "_to_copy", "to",
                   "_assert_tensor_metadata", "_assert_async", "_assert_scalar"}
@@ -843,19 +859,50 @@ def _storage_roots(graph):
 
 
 def _aliased_later(graph, node, target, root):
-    """A node made before ``node`` (an in-place op on ``target``), other
-    than ``target``, that shares ``target``'s memory and is used after
-    ``node``, or None."""
+    """The nodes made before ``node`` (an in-place op on ``target``), other
+    than ``target``, that share ``target``'s memory and are used after
+    ``node``."""
     order = {n: i for i, n in enumerate(graph.nodes)}
     here = order[node]
     r = root.get(target.name)
+    out = []
     for other in graph.nodes:
         # Nodes made after the in-place op read the updated value already.
         if other is target or order[other] >= here or root.get(other.name) != r:
             continue
         if any(order[u] > here for u in other.users):
-            return other
-    return None
+            out.append(other)
+    return out
+
+
+def _fold_in_place(L, node, args, kwargs, env, aliased):
+    """An in-place op on a constant whose views (or base) are used later:
+    run with torch on the constant's own numpy memory, so those views see
+    the write as torch's do (a mask written into slices of torch.zeros).
+    Refused unless every such view is a constant sharing that memory."""
+    import torch
+    target = args[0]
+    views = [env.get(o.name) for o in aliased]
+    if not (isinstance(target, T) and target.is_const and target.data.flags.writeable
+            and all(isinstance(v, T) and v.is_const and
+                    np.shares_memory(v.data, target.data) for v in views)):
+        return None
+
+    def back(a):
+        if isinstance(a, T):
+            # (np.ascontiguousarray makes a 0-d array 1-d.)
+            return torch.from_numpy(np.ascontiguousarray(a.data).reshape(a.data.shape))
+        if isinstance(a, (list, tuple)):
+            return type(a)(back(x) for x in a)
+        return a
+
+    try:
+        # A strided numpy view is a strided torch view of the same memory.
+        own = torch.from_numpy(target.data)
+        node.target(own, *back(args[1:]), **{k: back(v) for k, v in kwargs.items()})
+    except Exception as e:  # noqa: BLE001 - named below
+        raise Unsupported(f"folding it on constants failed: {_one_line(e)}")
+    return T(target.shape, target.dtype, data=target.data, name=target.name)
 
 
 #: Whether the stack traces of the graph being imported list the innermost
@@ -1012,12 +1059,17 @@ def import_graph(L, gm, consts, input_names=None):
             inplace = _is_inplace(name) and bool(node.args) and \
                 isinstance(node.args[0], torch.fx.Node)
             if inplace:
-                other = _aliased_later(gm.graph, node, node.args[0], roots)
-                if other is not None:
+                aliased = _aliased_later(gm.graph, node, node.args[0], roots)
+                folded = _fold_in_place(L, node, args, kwargs, env, aliased) \
+                    if aliased else None
+                if folded is not None:
+                    env[node.name] = env[node.args[0].name] = folded
+                    continue
+                if aliased:
                     raise Unsupported(
                         f"in place on {node.args[0].name}, which shares memory with "
-                        f"{other.name} (a view of it or its base), used later: kgraph "
-                        f"imports values, not aliases")
+                        f"{aliased[0].name} (a view of it or its base), used later: "
+                        f"kgraph imports values, not aliases")
             tensors = [a for a in _flatten_outputs((args, kwargs)) if isinstance(a, T)]
             if (fn is None or name not in _NO_TORCH_FOLD) and \
                     all(t.is_const for t in tensors) and name != "getitem" and \
@@ -1095,7 +1147,8 @@ def _fold_with_torch(L, target, args, kwargs):
 
     def back(a):
         if isinstance(a, T):
-            return torch.from_numpy(np.ascontiguousarray(a.data))
+            # (np.ascontiguousarray makes a 0-d array 1-d.)
+            return torch.from_numpy(np.ascontiguousarray(a.data).reshape(a.data.shape))
         if isinstance(a, (list, tuple)):
             return type(a)(back(x) for x in a)
         return a
