@@ -251,7 +251,7 @@ def bench_encoder():
 
 
 VISION_DEFAULT = ("squeezenet1_0,googlenet,inception_v3,convnext_tiny,mobilenet_v2,"
-                  "efficientnet_b0,densenet121,regnet_x_400mf")
+                  "efficientnet_b0,densenet121,regnet_x_400mf,swin_t")
 
 
 def bench_vision(names, batch):
