@@ -141,6 +141,15 @@ CASES = {
     "roll_shift": (lambda: Lambda(lambda x: torch.roll(x * 2, (2, -1), (1, 2))
                                   + x.new_ones((5, 6)) * 0.5 + torch.roll(x, 3)),
                    [(2, 5, 6)], ("nchw",)),
+    # F.interpolate: bilinear (both corner rules, sizes and scale factors,
+    # a non-integer one) and nearest (segmentation heads, FPNs)
+    "interpolate": (lambda: Lambda(
+        lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)[..., :5, :7]
+        + F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True)
+        + F.interpolate(x, size=(5, 7), mode="nearest")
+        + F.interpolate(x, scale_factor=1.5, mode="bilinear")[..., :5, :7]
+        + F.interpolate(x, scale_factor=(2, 3), mode="nearest")[..., :5, :7]),
+        [(2, 3, 4, 6)], ("nchw", "nhwc")),
     "avg_pool_divisor": (_seq(nn.AvgPool2d(2, divisor_override=3)), [(1, 4, 6, 6)],
                          ("nchw", "nhwc")),
     "head": (Head, [(2, 4, 8, 8)], ("nchw", "nhwc")),

@@ -64,6 +64,28 @@ class Unsupported(Exception):
     """A model op (or a form of one) that has no kgraph mapping."""
 
 
+def _interp_matrix(n, out, mode, align_corners, scale):
+    """[out, n] weights of PyTorch's 1-D nearest or linear interpolation
+    (``scale``: the user's scale factor, which PyTorch uses instead of
+    out / n when given)."""
+    m = np.zeros((out, n), np.float64)
+    ratio = 1.0 / scale if scale else n / out
+    for o in range(out):
+        if mode == "nearest":
+            m[o, min(int(math.floor(o * ratio)), n - 1)] = 1.0
+            continue
+        if align_corners:
+            src = o * (n - 1) / (out - 1) if out > 1 else 0.0
+        else:
+            src = max((o + 0.5) * ratio - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), n - 1)
+        i1 = min(i0 + 1, n - 1)
+        frac = src - i0
+        m[o, i0] += 1.0 - frac
+        m[o, i1] += frac
+    return m
+
+
 class T:
     """A logical tensor: a constant (``data``, a numpy array, optionally a
     parameter ``name``) or an IR value (``val``). ``shape`` is the logical
@@ -884,6 +906,32 @@ class Lowering:
         flat = self.reshape(x, [n, c, h * w])
         y = self.matmul(flat, self.const(weights.astype(np.float32)))
         return self.reshape(y, [n, c, oh, ow])
+
+    def resize2d(self, x, size, mode, align_corners=False, scales=(None, None)):
+        """Nearest or bilinear resizing of the last two dims as PyTorch
+        computes it (upsample_nearest2d / upsample_bilinear2d, given sizes
+        or scale factors): matmuls with constant interpolation matrices,
+        y = M_h x M_w^T (M_h applied with H moved last)."""
+        if x.rank != 4:
+            raise Unsupported(f"{mode} resize of a rank-{x.rank} tensor")
+        h, w = x.shape[2:]
+        oh, ow = (int(d) for d in size)
+        if min(oh, ow) <= 0:
+            raise Unsupported(f"resize to {oh}x{ow}")
+        if max(h * oh, w * ow) > (1 << 24):
+            raise Unsupported(f"resize from {h}x{w} to {oh}x{ow} (interpolation matrix too large)")
+        mh = _interp_matrix(h, oh, mode, align_corners, scales[0])
+        mw = _interp_matrix(w, ow, mode, align_corners, scales[1])
+        y = x
+        if not (w == ow and np.array_equal(mw, np.eye(w))):
+            y = self.matmul(y, self.const(np.ascontiguousarray(mw.T).astype(np.float32)))
+        if not (h == oh and np.array_equal(mh, np.eye(h))):
+            # Along H: with H last (a matmul's constant operand is the right
+            # one, its batch dims broadcast), then back.
+            y = self.transpose(y, [0, 1, 3, 2])
+            y = self.matmul(y, self.const(np.ascontiguousarray(mh.T).astype(np.float32)))
+            y = self.transpose(y, [0, 1, 3, 2])
+        return y
 
     # --- decompositions --------------------------------------------------
 

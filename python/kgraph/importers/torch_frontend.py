@@ -19,6 +19,7 @@ time. Every node that cannot be mapped is collected, with the reason, and
 reported together (:class:`kgraph.errors.UnsupportedModelError`).
 """
 
+import math
 import operator
 
 import numpy as np
@@ -738,6 +739,42 @@ def _roll(L, x, shifts, dims=()):
     return x
 
 
+def _resize_size(x, output_size, scales):
+    h, w = x.shape[2:]
+    if output_size is not None:
+        return [int(d) for d in output_size], (scales if scales else (None, None))
+    if not scales:
+        raise Unsupported("resize without an output size or scale factors")
+    sh, sw = (float(v) for v in scales)
+    return [int(math.floor(h * sh)), int(math.floor(w * sw))], (sh, sw)
+
+
+def _scales_of(rest):
+    """The scale factors of an upsample op's trailing arguments: .vec has a
+    list (or None), .default scales_h and scales_w (each may be None)."""
+    if not rest:
+        return None
+    if isinstance(rest[0], (list, tuple)):
+        return rest[0]
+    if len(rest) >= 2 and rest[0] is not None and rest[1] is not None:
+        return rest[:2]
+    return None
+
+
+def _upsample_bilinear(L, x, output_size, align_corners, *rest, **kw):
+    """upsample_bilinear2d: .vec (size, align_corners, scale_factors) and
+    .default (size, align_corners, scales_h, scales_w)."""
+    size, scales = _resize_size(x, output_size, _scales_of(rest))
+    return L.resize2d(x, size, "linear", bool(align_corners), tuple(scales))
+
+
+def _upsample_nearest(L, x, output_size, *rest, **kw):
+    """upsample_nearest2d: .vec (size, scale_factors) and .default (size,
+    scales_h, scales_w)."""
+    size, scales = _resize_size(x, output_size, _scales_of(rest))
+    return L.resize2d(x, size, "nearest", False, tuple(scales))
+
+
 #: ATen op name (overload packet) -> mapping(L, *args, **kwargs).
 OPS = {
     "convolution": _conv, "conv2d": _conv2d, "_convolution": _conv,
@@ -796,6 +833,7 @@ OPS = {
     "where": _where, "masked_fill": _masked_fill,
     "new_zeros": _new_full(0), "new_ones": _new_full(1), "new_empty": _new_full(0),
     "new_full": _new_full(None), "roll": _roll,
+    "upsample_bilinear2d": _upsample_bilinear, "upsample_nearest2d": _upsample_nearest,
     "full_like": _full_like(None), "zeros_like": _full_like(0),
     "ones_like": _full_like(1), "empty_like": _full_like(0),
     "getitem": _getitem,
