@@ -519,7 +519,8 @@ def _need_onnx():
 _ONNX_CASES = [("conv_bn_relu", 13), ("residual", 13), ("head", 13), ("mlp_gelu", 13),
                ("max_pool", 13), ("avg_pool", 13), ("max_pool_ceil", 13),
                ("avg_pool_pad", 13), ("avg_pool_pad_ceil", 13), ("avg_pool_ceil_exclude", 13),
-               ("pad_constant", 13), ("activations_piecewise", 17), ("prelu", 13), ("softmax", 13), ("layer_norm", 17),
+               ("pad_constant", 13), ("activations_piecewise", 17), ("prelu", 13),
+               ("interpolate", 13), ("softmax", 13), ("layer_norm", 17),
                ("arith_tensor", 13), ("activations", 13), ("cat", 13), ("slice_narrow", 13),
                ("permute", 13), ("flatten_view", 13), ("attention_batch_first", 13),
                ("compare_where", 13), ("mask_nhwc", 13)]

@@ -526,6 +526,45 @@ def _prelu(L, ins, a):
     return L.where(pos, x, L.binary("mul", x, slope))
 
 
+def _resize(L, ins, a):
+    """Resize of the two spatial dims as torch exports F.interpolate:
+    linear with half_pixel / pytorch_half_pixel / align_corners, nearest
+    with asymmetric coordinates and floor."""
+    x = ins[0]
+    if x.rank != 4:
+        raise Unsupported(f"Resize of a rank-{x.rank} tensor (only 4-D)")
+    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
+    nearest = a.get("nearest_mode", "round_prefer_floor")
+    if a.get("antialias", 0):
+        raise Unsupported("Resize with antialias")
+    scales = sizes = None
+    if len(ins) > 3 and ins[3] is not None and ins[3].shape != [0]:
+        sizes = _const_ints(ins[3], "Resize's sizes")
+    elif len(ins) > 2 and ins[2] is not None and ins[2].shape != [0]:
+        if not ins[2].is_const:
+            raise Unsupported("Resize's scales are computed at run time, not constants")
+        scales = [float(v) for v in np.asarray(ins[2].data).reshape(-1)]
+    if (sizes or scales) is None or len(sizes or scales) != 4:
+        raise Unsupported("Resize without 4 scales or sizes")
+    if sizes is not None:
+        if sizes[:2] != x.shape[:2]:
+            raise Unsupported("Resize of the batch or channel dim")
+        out, sc = sizes[2:], (None, None)
+    else:
+        if scales[:2] != [1.0, 1.0]:
+            raise Unsupported("Resize of the batch or channel dim")
+        out = [int(np.floor(d * f)) for d, f in zip(x.shape[2:], scales[2:])]
+        sc = tuple(scales[2:])
+    if mode == "linear" and ctm in ("half_pixel", "pytorch_half_pixel", "align_corners"):
+        if ctm == "pytorch_half_pixel" and min(out) == 1:
+            raise Unsupported("Resize to size 1 with pytorch_half_pixel")
+        return L.resize2d(x, out, "linear", ctm == "align_corners", sc)
+    if mode == "nearest" and ctm == "asymmetric" and nearest == "floor":
+        return L.resize2d(x, out, "nearest", False, sc)
+    raise Unsupported(f"Resize mode {mode} with coordinate_transformation_mode {ctm}"
+                      + (f" and nearest_mode {nearest}" if mode == "nearest" else ""))
+
+
 ONNX_OPS = {
     "Pad": _pad,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda L, ins, a: L.matmul(ins[0], ins[1]),
@@ -547,7 +586,7 @@ ONNX_OPS = {
                                                    a.get("beta", 0.5)),
     "HardSwish": lambda L, ins, a: L.binary("mul", ins[0],
                                             _hard_sigmoid(L, ins[0], 1.0 / 6.0, 0.5)),
-    "PRelu": _prelu,
+    "PRelu": _prelu, "Resize": _resize,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_avg, "Flatten": _flatten, "Reshape": _reshape,
     "Transpose": _transpose, "Concat": _concat, "Slice": _slice,
