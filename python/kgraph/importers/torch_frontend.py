@@ -926,18 +926,10 @@ def _fold_in_place(L, node, args, kwargs, env, aliased):
                     np.shares_memory(v.data, target.data) for v in views)):
         return None
 
-    def back(a):
-        if isinstance(a, T):
-            # (np.ascontiguousarray makes a 0-d array 1-d.)
-            return torch.from_numpy(np.ascontiguousarray(a.data).reshape(a.data.shape))
-        if isinstance(a, (list, tuple)):
-            return type(a)(back(x) for x in a)
-        return a
-
     try:
         # A strided numpy view is a strided torch view of the same memory.
         own = torch.from_numpy(target.data)
-        node.target(own, *back(args[1:]), **{k: back(v) for k, v in kwargs.items()})
+        node.target(own, *_as_torch(args[1:]), **{k: _as_torch(v) for k, v in kwargs.items()})
     except Exception as e:  # noqa: BLE001 - named below
         raise Unsupported(f"folding it on constants failed: {_one_line(e)}")
     return T(target.shape, target.dtype, data=target.data, name=target.name)
@@ -1179,20 +1171,23 @@ def _to_numpy(t):
     return t.numpy().copy()
 
 
+def _as_torch(a):
+    """Constants (also inside lists) as torch tensors of their own memory."""
+    import torch
+    if isinstance(a, T):
+        # (np.ascontiguousarray makes a 0-d array 1-d.)
+        return torch.from_numpy(np.ascontiguousarray(a.data).reshape(a.data.shape))
+    if isinstance(a, (list, tuple)):
+        return type(a)(_as_torch(x) for x in a)
+    return a
+
+
 def _fold_with_torch(L, target, args, kwargs):
     """Evaluates an ATen op on constant operands with torch."""
     import torch
 
-    def back(a):
-        if isinstance(a, T):
-            # (np.ascontiguousarray makes a 0-d array 1-d.)
-            return torch.from_numpy(np.ascontiguousarray(a.data).reshape(a.data.shape))
-        if isinstance(a, (list, tuple)):
-            return type(a)(back(x) for x in a)
-        return a
-
     try:
-        r = target(*back(args), **{k: back(v) for k, v in kwargs.items()})
+        r = target(*_as_torch(args), **{k: _as_torch(v) for k, v in kwargs.items()})
     except Exception as e:
         raise Unsupported(f"folding it on constants failed: {_one_line(e)}")
 
