@@ -864,8 +864,7 @@ class Lowering:
         axes = []
         for i, d in enumerate(size):
             lo, hi, k, s = padding[2 * i], padding[2 * i + 1], kernel[i], strides[i]
-            o = (d + pads[2 * i] + pads[2 * i + 1] - k) // s + 1
-            start = np.arange(o) * s - lo
+            start = np.arange(r.shape[2 + i]) * s - lo
             inb = np.minimum(start + k, d) - np.maximum(start, 0)
             padded = np.minimum(start + k, d + hi) - start
             axes.append((inb, padded))
@@ -949,10 +948,13 @@ class Lowering:
     def _f32(self, v):
         return self.const(np.float32(v))
 
+    def _positive_or(self, x, neg):
+        """x where x > 0, else ``neg``."""
+        return self.where(self.compare("gt", x, self._f32(0.0)), x, neg)
+
     def leaky_relu(self, x, slope=0.01):
         """x where x > 0, else slope * x."""
-        pos = self.compare("gt", x, self._f32(0.0))
-        return self.where(pos, x, self.binary("mul", x, self._f32(slope)))
+        return self._positive_or(x, self.binary("mul", x, self._f32(slope)))
 
     def elu(self, x, alpha=1.0, scale=1.0, input_scale=1.0):
         """torch.elu (and selu): scale * (x where x > 0, else alpha *
@@ -960,7 +962,7 @@ class Lowering:
         neg = self.binary("mul", self.binary("sub", self.unary(
             "exp", self.binary("mul", x, self._f32(input_scale)) if input_scale != 1.0 else x),
             self._f32(1.0)), self._f32(alpha))
-        y = self.where(self.compare("gt", x, self._f32(0.0)), x, neg)
+        y = self._positive_or(x, neg)
         return y if scale == 1.0 else self.binary("mul", y, self._f32(scale))
 
     def softplus(self, x, beta=1.0, threshold=20.0):
@@ -978,14 +980,18 @@ class Lowering:
 
     def prelu(self, x, weight, channel_axis=1):
         """x where x > 0, else weight * x; a 1-D weight of C values applies
-        along ``channel_axis`` (torch: dim 1), one value to every element."""
+        along ``channel_axis`` (torch: dim 1), one value to every element;
+        ``channel_axis=None`` broadcasts the weight as it is (ONNX)."""
         w = weight
-        if w.rank == 1 and w.shape[0] != 1 and x.rank >= 2:
+        if channel_axis is not None and w.rank == 1 and w.shape[0] != 1 and x.rank >= 2:
             shape = [1] * x.rank
             shape[channel_axis] = w.shape[0]
             w = self.reshape(w, shape)
-        pos = self.compare("gt", x, self._f32(0.0))
-        return self.where(pos, x, self.binary("mul", x, w))
+        return self._positive_or(x, self.binary("mul", x, w))
+
+    def mish(self, x):
+        """x * tanh(softplus(x))."""
+        return self.binary("mul", x, self.unary("tanh", self.softplus(x)))
 
     def layer_norm(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
         k = len(normalized_shape)

@@ -491,8 +491,7 @@ def _gather(L, ins, a):
 
 def _pad(L, ins, a):
     x = ins[0]
-    mode = a.get("mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
+    mode = a.get("mode", "constant")
     if mode != "constant":
         raise Unsupported(f"Pad mode {mode} (only constant)")
     pads = a.get("pads") or _const_ints(ins[1], "Pad's pads")
@@ -517,13 +516,6 @@ def _pad(L, ins, a):
 def _hard_sigmoid(L, x, alpha, beta):
     y = L.binary("add", L.binary("mul", x, L.const(np.float32(alpha))), L.const(np.float32(beta)))
     return L.clamp(y, 0.0, 1.0)
-
-
-def _prelu(L, ins, a):
-    x, slope = ins
-    # ONNX broadcasts the slope unidirectionally (numpy rules), unlike torch.
-    pos = L.compare("gt", x, L.const(np.float32(0.0)))
-    return L.where(pos, x, L.binary("mul", x, slope))
 
 
 def _resize(L, ins, a):
@@ -581,12 +573,14 @@ ONNX_OPS = {
                                     a.get("gamma", 1.05070102214813232421875)),
     "Celu": lambda L, ins, a: L.elu(ins[0], a.get("alpha", 1.0), 1.0, 1.0 / a.get("alpha", 1.0)),
     "Softplus": lambda L, ins, a: L.softplus(ins[0]),
-    "Mish": lambda L, ins, a: L.binary("mul", ins[0], L.unary("tanh", L.softplus(ins[0]))),
+    "Mish": lambda L, ins, a: L.mish(ins[0]),
     "HardSigmoid": lambda L, ins, a: _hard_sigmoid(L, ins[0], a.get("alpha", 0.2),
                                                    a.get("beta", 0.5)),
     "HardSwish": lambda L, ins, a: L.binary("mul", ins[0],
                                             _hard_sigmoid(L, ins[0], 1.0 / 6.0, 0.5)),
-    "PRelu": _prelu, "Resize": _resize,
+    # ONNX broadcasts PRelu's slope as it is (numpy rules), unlike torch.
+    "PRelu": lambda L, ins, a: L.prelu(ins[0], ins[1], channel_axis=None),
+    "Resize": _resize,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_avg, "Flatten": _flatten, "Reshape": _reshape,
     "Transpose": _transpose, "Concat": _concat, "Slice": _slice,

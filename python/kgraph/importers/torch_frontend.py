@@ -560,11 +560,12 @@ def _hardswish(L, x):
 
 
 def _scalar(v, what):
+    """A number argument that tracing may have made a one-element constant."""
     if isinstance(v, T):
         if not v.is_const or v.data.size != 1:
-            raise Unsupported(f"{what} is a tensor, not a number")
-        return float(v.data.reshape(-1)[0])
-    return float(v)
+            raise Unsupported(f"{what} is not a number")
+        return v.data.reshape(-1)[0].item()
+    return v
 
 
 def _leaky_relu(L, x, slope=0.01):
@@ -583,10 +584,6 @@ def _selu(L, x):
 def _softplus(L, x, beta=1.0, threshold=20.0):
     return L.softplus(x, _scalar(beta, "softplus's beta"),
                       _scalar(threshold, "softplus's threshold"))
-
-
-def _mish(L, x):
-    return L.binary("mul", x, L.unary("tanh", L.softplus(x)))
 
 
 def _prelu(L, x, weight):
@@ -678,11 +675,7 @@ def _masked_fill(L, x, mask, value):
 
 def _full_like(value):
     def f(L, x, fill_value=None, dtype=None, **kw):
-        v = value if value is not None else fill_value
-        if isinstance(v, T):
-            if not v.is_const or v.data.size != 1:
-                raise Unsupported("fill value is not a number")
-            v = v.data.reshape(-1)[0].item()
+        v = value if value is not None else _scalar(fill_value, "fill value")
         dt = _dtype_name(_torch(), dtype) if dtype is not None else None
         return L.full_like(x, v, L.float_type(dt or x.dtype))
     return f
@@ -790,7 +783,7 @@ OPS = {
     "leaky_relu": _leaky_relu, "elu": _elu, "selu": _selu,
     "celu": lambda L, x, alpha=1.0: L.elu(x, _scalar(alpha, "celu's alpha"), 1.0,
                                           1.0 / _scalar(alpha, "celu's alpha")),
-    "softplus": _softplus, "mish": _mish, "prelu": _prelu, "_prelu_kernel": _prelu,
+    "softplus": _softplus, "mish": lambda L, x: L.mish(x), "prelu": _prelu, "_prelu_kernel": _prelu,
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"),
     "div": _binary("div"), "rsub": _rsub, "maximum": _binary("max"),
     "minimum": _binary("min"), "pow": _binary("pow"),
@@ -879,9 +872,9 @@ def _is_inplace(name):
     return name is not None and name.endswith("_") and not name.startswith("_")
 
 
-def _storage_roots(graph):
-    """{node name: the name of the node whose memory it may share} over the
-    graph's view chains (a node that is no view is its own root)."""
+def _storage_groups(graph):
+    """{node: the nodes that may share its memory, itself included, in graph
+    order} over the graph's view chains, and {node: its position}."""
     import torch
     root = {}
     for node in graph.nodes:
@@ -893,24 +886,22 @@ def _storage_roots(graph):
             root[node.name] = root[src.name]
         else:
             root[node.name] = node.name
-    return root
+    members = {}
+    for node in graph.nodes:
+        members.setdefault(root[node.name], []).append(node)
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    return {n: members[root[n.name]] for n in graph.nodes}, order
 
 
-def _aliased_later(graph, node, target, root):
+def _aliased_later(node, target, groups, order):
     """The nodes made before ``node`` (an in-place op on ``target``), other
     than ``target``, that share ``target``'s memory and are used after
-    ``node``."""
-    order = {n: i for i, n in enumerate(graph.nodes)}
+    ``node`` (``groups``, ``order``: _storage_groups)."""
     here = order[node]
-    r = root.get(target.name)
-    out = []
-    for other in graph.nodes:
-        # Nodes made after the in-place op read the updated value already.
-        if other is target or order[other] >= here or root.get(other.name) != r:
-            continue
-        if any(order[u] > here for u in other.users):
-            out.append(other)
-    return out
+    # Nodes made after the in-place op read the updated value already.
+    return [other for other in groups[target]
+            if other is not target and order[other] < here
+            and any(order[u] > here for u in other.users)]
 
 
 def _fold_in_place(L, node, args, kwargs, env, aliased):
@@ -1005,7 +996,7 @@ def import_graph(L, gm, consts, input_names=None):
             return any(has(x, cls) for x in v.values())
         return False
 
-    roots = _storage_roots(gm.graph)
+    groups, order = _storage_groups(gm.graph)
     for node in gm.graph.nodes:
         L.b.loc = (node_label(node), node_location(node))
         if node.op == "placeholder":
@@ -1013,9 +1004,7 @@ def import_graph(L, gm, consts, input_names=None):
                 sname, tensor = consts[node.name]
                 env[node.name] = L.const(_to_numpy(tensor), name=sname)
                 continue
-            val = node.meta.get("val", None) if hasattr(node, "meta") else None
-            if val is None:
-                val = node.meta.get("tensor_meta", None)
+            val = _traced_value(node)
             if val is None or not hasattr(val, "shape"):
                 bad.append({"name": node.name, "op": "placeholder",
                             "reason": "input without a known shape", "location": None})
@@ -1089,7 +1078,7 @@ def import_graph(L, gm, consts, input_names=None):
             inplace = _is_inplace(name) and bool(node.args) and \
                 isinstance(node.args[0], torch.fx.Node)
             if inplace:
-                aliased = _aliased_later(gm.graph, node, node.args[0], roots)
+                aliased = _aliased_later(node, node.args[0], groups, order)
                 folded = _fold_in_place(L, node, args, kwargs, env, aliased) \
                     if aliased else None
                 if folded is not None:
@@ -1125,13 +1114,17 @@ def import_graph(L, gm, consts, input_names=None):
     return bad
 
 
+def _traced_value(node):
+    """What the tracer recorded of a node's tensor (a fake tensor or its
+    TensorMetadata; None if nothing)."""
+    meta = getattr(node, "meta", None) or {}
+    val = meta.get("val", None)
+    return meta.get("tensor_meta", None) if val is None else val
+
+
 def _traced_stride(node):
     """The stride of a traced node's tensor (None if not recorded)."""
-    meta = getattr(node, "meta", {}) or {}
-    val = meta.get("val", None)
-    if val is None:
-        val = meta.get("tensor_meta", None)
-    st = getattr(val, "stride", None)
+    st = getattr(_traced_value(node), "stride", None)
     if callable(st):
         st = st()
     return None if st is None else [int(v) for v in st]
