@@ -462,6 +462,36 @@ def test_inplace_ops_and_views(fn, refused, tmp_path):
     np.testing.assert_allclose(evaluate(r.builder, [x.numpy()])[0], ref, rtol=1e-6)
 
 
+@pytest.mark.parametrize("fn,message", [
+    # torch 2.x traces aten.pad (named by kgraph), torch 1.13 its own op
+    (lambda x: torch.nn.functional.pad(x, (1, 1), mode="reflect"),
+     r"reflect padding \(only constant\)|reflection_pad1d.*\(no kgraph mapping\)"),
+    (lambda x: torch.nn.functional.pad(x > 0, (1, 1)).float(), "padding of a boolean tensor"),
+    (lambda x: torch.as_strided(x * 2, [2, 2], [1, 1], 3), "as_strided with a storage offset"),
+], ids=["reflect_pad", "bool_pad", "as_strided_offset"])
+def test_new_mappings_name_what_they_refuse(fn, message, tmp_path):
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+    with pytest.raises(UnsupportedModelError, match=message):
+        import_model(M(), inputs=["3x4x5:f32"], output=str(tmp_path / "m.mlir"))
+
+
+def test_onnx_resize_names_unsupported_modes(tmp_path):
+    onnx = _need_onnx()
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize0", mode="cubic")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])])
+    path = str(tmp_path / "resize.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    with pytest.raises(UnsupportedModelError,
+                       match="Resize mode cubic with coordinate_transformation_mode half_pixel"):
+        import_model(path, output=str(tmp_path / "resize.mlir"))
+
+
 def test_as_strided(tmp_path):
     """aten.as_strided that reads elements in reshape order is a reshape;
     one that repeats elements is refused by name."""
